@@ -1,0 +1,221 @@
+"""Joining predictions and truth: column roles, the join, alignment policies and checks.
+
+The aligned frame has one column per role, named by the role (``label``, ``score``,
+``prediction``, ``weight`` ...), the id columns, and one column per segment named
+``seg:<name>``. Nothing is computed here: the engine runs everything in one pass, and asks this
+module for diagnostics (the first duplicated key, the first bad row) only when something failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from evalcli.errors import InputDataError, did_you_mean
+from evalcli.io import Source, scan
+from evalcli.metrics.task import Task
+
+SEG = "seg:"
+
+
+def seg_col(name: str) -> str:
+    return SEG + name
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What to align: the sources, the column names by role, segments and policies."""
+
+    predictions: Source
+    truth: Source | None
+    columns: Mapping[str, str]
+    """Role -> column name, as configured (roles not named use their defaults)."""
+    id_columns: Sequence[str] | None
+    group_by: Sequence[str] = ()
+    unmatched: str = "error"
+    nulls: str = "error"
+
+
+@dataclass
+class Aligned:
+    """The lazy aligned frame and what the engine needs to check and report."""
+
+    lf: pl.LazyFrame
+    roles: frozenset[str]
+    schema: dict[str, pl.DataType]
+    columns: dict[str, str]
+    """Role -> column name in the files, for messages and the report."""
+    ids: list[str]
+    segments: list[str]
+    pred_rows: pl.LazyFrame
+    truth_rows: pl.LazyFrame | None
+    pred_lf: pl.LazyFrame
+    truth_lf: pl.LazyFrame | None
+    inputs: Inputs
+    role_file: dict[str, str] = field(default_factory=dict)
+
+
+def _pick(role: str, configured: Mapping[str, str], names: Sequence[str]) -> str | None:
+    col = configured.get(role, role)
+    return col if col in names else None
+
+
+def _missing(file: str, role: str, col: str, names: Sequence[str]) -> InputDataError:
+    return InputDataError(
+        f"{file}: no column '{col}' for the {role} role.{did_you_mean(col, names)} "
+        f"Columns in the file: {', '.join(names[:20])}{' ...' if len(names) > 20 else ''}.",
+        hint=f"name the column under 'columns: {{{role}: ...}}' in the config "
+        f"(or --{role} on the command line)",
+    )
+
+
+def align(task: Task, inputs: Inputs) -> Aligned:
+    """Scan the inputs, find every role's column and build the (lazy) aligned frame."""
+    pred_lf = scan(inputs.predictions)
+    truth_lf = scan(inputs.truth) if inputs.truth is not None else None
+    pnames = list(pred_lf.collect_schema().names())
+    tnames = list(truth_lf.collect_schema().names()) if truth_lf is not None else []
+    pfile, tfile = inputs.predictions.path, inputs.truth.path if inputs.truth else None
+
+    columns: dict[str, str] = {}
+    role_file: dict[str, str] = {}
+    pick_p: dict[str, str] = {}  # canonical -> column in predictions
+    pick_t: dict[str, str] = {}
+    wanted = [r.name for r in task.roles] + ["weight"]
+    for role in wanted:
+        configured = role in inputs.columns
+        col = inputs.columns.get(role, role)
+        truth_side = role == "label" and truth_lf is not None
+        where_names, where_file, target = (
+            (tnames, tfile, pick_t) if truth_side else (pnames, pfile, pick_p)
+        )
+        found = _pick(role, inputs.columns, where_names)
+        if found is None and truth_lf is not None and role == "weight":
+            found = _pick(role, inputs.columns, tnames)
+            where_file, target = tfile, pick_t
+        if found is None:
+            required = any(r.name == role and r.required for r in task.roles)
+            if configured or required:
+                raise _missing(str(where_file), role, col, where_names)
+            continue
+        target[role] = found
+        columns[role] = found
+        role_file[role] = str(where_file)
+
+    for group in task.requires_any:
+        if not group & set(columns):
+            options = " or ".join(sorted(group))
+            raise InputDataError(
+                f"{pfile}: a {task.name} evaluation needs a {options} column, and none was "
+                f"found (looked for {', '.join(inputs.columns.get(r, r) for r in sorted(group))}). "
+                f"Columns: {', '.join(pnames[:20])}.",
+                hint="name it under 'columns:' in the config (or --score/--prediction)",
+            )
+
+    # segments may live in either file
+    segments: list[str] = []
+    for name in inputs.group_by:
+        if name in pnames:
+            pick_p[seg_col(name)] = name
+        elif name in tnames:
+            pick_t[seg_col(name)] = name
+        else:
+            raise InputDataError(
+                f"group_by column '{name}' is in neither input.{did_you_mean(name, pnames + tnames)}",
+                hint="name a column of the predictions or the truth file",
+            )
+        segments.append(name)
+
+    ids: list[str] = []
+    if truth_lf is not None:
+        ids = list(inputs.id_columns or ["id"])
+        for side, names, file in ((pnames, pnames, pfile), (tnames, tnames, tfile)):
+            for c in ids:
+                if c not in side:
+                    raise InputDataError(
+                        f"{file}: no id column '{c}' to join predictions and truth."
+                        f"{did_you_mean(c, names)} Columns: {', '.join(names[:20])}.",
+                        hint="name the join key(s) under 'columns: {id: ...}' (or --id)",
+                    )
+
+    def project(lf: pl.LazyFrame, picks: Mapping[str, str]) -> pl.LazyFrame:
+        return lf.select([*(pl.col(c) for c in ids), *(pl.col(c).alias(k) for k, c in picks.items())])
+
+    if truth_lf is None:
+        lf = project(pred_lf, pick_p)
+        pred_rows, truth_rows = lf, None
+    else:
+        left = project(pred_lf, pick_p)
+        right = project(truth_lf, pick_t)
+        pred_rows, truth_rows = left, right
+        lf = left.join(right, on=ids, how="inner", validate="1:1")
+    if "weight" not in columns:
+        lf = lf.with_columns(pl.lit(1.0, dtype=pl.Float64).alias("weight"))
+    schema = dict(lf.collect_schema())
+    return Aligned(
+        lf=lf, roles=frozenset(columns), schema=schema, columns=columns, ids=ids,
+        segments=segments, pred_rows=pred_rows, truth_rows=truth_rows, pred_lf=pred_lf,
+        truth_lf=truth_lf, inputs=inputs, role_file=role_file,
+    )
+
+
+def _fmt_key(row: Mapping[str, object], ids: Sequence[str]) -> str:
+    return ", ".join(f"{c}={row[c]!r}" for c in ids)
+
+
+def duplicate_error(a: Aligned) -> InputDataError:
+    """Find the first duplicated keys on either side (called after the join refused them)."""
+    for side, lf, file in (("predictions", a.pred_rows, a.inputs.predictions.path),
+                           ("truth", a.truth_rows, a.inputs.truth.path if a.inputs.truth else "")):
+        if lf is None:
+            continue
+        dups = (lf.group_by(a.ids).agg(pl.len().alias("n")).filter(pl.col("n") > 1)
+                .sort(a.ids).head(3).collect())
+        if dups.height:
+            total = lf.group_by(a.ids).agg(pl.len().alias("n")).filter(pl.col("n") > 1) \
+                .select(pl.len()).collect().item()
+            keys = "; ".join(f"{_fmt_key(r, a.ids)} ({r['n']} rows)" for r in dups.iter_rows(named=True))
+            return InputDataError(
+                f"{file}: {total} duplicated key(s) in the {side}, e.g. {keys}",
+                hint="each id must appear once per file: deduplicate the file, or add the "
+                "missing key column to 'columns: {id: [...]}'",
+            )
+    return InputDataError("duplicated keys in the inputs")  # pragma: no cover
+
+
+def unmatched_error(a: Aligned, only_pred: int, only_truth: int) -> InputDataError:
+    """Name the first unmatched keys (called when the unmatched policy is 'error')."""
+    assert a.truth_rows is not None
+    parts = []
+    for n, lf, other, file in ((only_pred, a.pred_rows, a.truth_rows, a.inputs.predictions.path),
+                               (only_truth, a.truth_rows, a.pred_rows,
+                                a.inputs.truth.path if a.inputs.truth else "")):
+        if n:
+            first = lf.select(a.ids).join(other.select(a.ids), on=a.ids, how="anti") \
+                .sort(a.ids).head(3).collect()
+            keys = "; ".join(_fmt_key(r, a.ids) for r in first.iter_rows(named=True))
+            parts.append(f"{n} row(s) only in {file} (e.g. {keys})")
+    return InputDataError(
+        "predictions and truth do not line up: " + ", ".join(parts),
+        hint="fix the files, or set 'alignment: {unmatched: drop}' to evaluate the matched "
+        "rows only (the counts are reported)",
+    )
+
+
+def first_violation(a: Aligned, violation: pl.Expr, role: str) -> str:
+    """Describe the first row where ``violation`` holds: its key (or row number) and value."""
+    if a.ids:
+        row = a.lf.filter(violation).sort(a.ids).select([*a.ids, pl.col(role)]).head(1).collect()
+        if row.height:
+            r = row.row(0, named=True)
+            return f"first at {_fmt_key(r, a.ids)}: {a.columns.get(role, role)}={r[role]!r}"
+        return ""
+    row = a.lf.with_row_index("__row").filter(violation).select("__row", pl.col(role)) \
+        .head(1).collect()
+    if row.height:
+        r = row.row(0, named=True)
+        return (f"first at data row {r['__row'] + 1} (not counting the header): "
+                f"{a.columns.get(role, role)}={r[role]!r}")
+    return ""

@@ -1,0 +1,56 @@
+"""The evalcli command line: one module per command, composed into one Typer app.
+
+Heavy modules (polars, the metric families) load inside the commands, so ``evalcli --help``
+and ``evalcli --version`` stay instant.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from evalcli._version import __version__
+from evalcli.cli import compare, metrics, run, schema, validate
+
+app = typer.Typer(
+    name="evalcli",
+    help=(
+        "Evaluate a model's predictions against ground truth from files: binary, multiclass, "
+        "multilabel, ranking and regression metrics, with gates for CI.\n\n"
+        "Exit codes: 0 all gates passed, 1 a gate failed, 2 bad usage, config or input."
+    ),
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"evalcli {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool | None,
+        typer.Option("--version", "-V", callback=_version, is_eager=True,
+                     help="Print the version and exit."),
+    ] = None,
+) -> None:
+    """Evaluate predictions against truth."""
+
+
+app.command("run", epilog=run.EPILOG)(run.run)
+app.command("compare", epilog=compare.EPILOG)(compare.compare)
+app.add_typer(metrics.app, name="metrics")
+app.command("validate", epilog=validate.EPILOG)(validate.validate)
+app.command("schema")(schema.schema)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

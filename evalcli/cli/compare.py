@@ -1,0 +1,71 @@
+"""``evalcli compare PREDICTIONS [TRUTH]``: ad-hoc evaluation without a config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evalcli.cli.common import emit, exit_code, stderr, user_errors
+from evalcli.cli.run import OutputFormat
+
+EPILOG = (
+    "Examples:\n\n"
+    "  evalcli compare preds.parquet truth.csv\n\n"
+    "  evalcli compare scored.csv --label churned --score p_churn -m auroc -m f1\n\n"
+    "  evalcli compare preds.csv truth.csv --id user_id --gate 'auroc>=0.8'\n\n"
+    "  evalcli compare preds.csv --task regression --label price --prediction predicted_price"
+)
+
+
+@user_errors
+def compare(
+    predictions: Annotated[str, typer.Argument(help="Predictions file (may also hold the truth).")],
+    truth: Annotated[str | None, typer.Argument(help="Truth file, joined on the id column(s).")]
+    = None,
+    task: Annotated[str | None, typer.Option(
+        "--task", help="binary, multiclass, multilabel, ranking or regression (default: inferred).")
+    ] = None,
+    metric: Annotated[list[str] | None, typer.Option(
+        "--metric", "-m", help="Metric id to compute, repeatable (default: all that apply).")
+    ] = None,
+    id: Annotated[list[str] | None, typer.Option(
+        "--id", help="Join key column(s), repeatable (default: inferred).")] = None,
+    label: Annotated[str | None, typer.Option("--label", help="Truth column.")] = None,
+    score: Annotated[str | None, typer.Option("--score", help="Score/probability column.")]
+    = None,
+    prediction: Annotated[str | None, typer.Option(
+        "--prediction", help="Hard prediction column.")] = None,
+    weight: Annotated[str | None, typer.Option("--weight", help="Sample weight column.")] = None,
+    positive: Annotated[str | None, typer.Option(
+        "--positive", help="Label value of the positive class (binary, string labels).")] = None,
+    gate: Annotated[list[str] | None, typer.Option(
+        "--gate", "-g", help="Inline gate such as 'auroc>=0.8' or 'log_loss<=0.4', repeatable.")
+    ] = None,
+    group_by: Annotated[list[str] | None, typer.Option(
+        "--group-by", help="Segment column: every metric per segment too, repeatable.")] = None,
+    drop_unmatched: Annotated[bool, typer.Option(
+        "--drop-unmatched", help="Evaluate matched rows only instead of failing.")] = False,
+    format: Annotated[OutputFormat, typer.Option("--format", "-f", help="Output on stdout.")]
+    = OutputFormat.table,
+    output: Annotated[Path | None, typer.Option(
+        "--output", "-o", help="Write the report (format from the extension).", dir_okay=False)]
+    = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stderr.")] = False,
+) -> None:
+    """Evaluate predictions against truth without a config: task and columns inferred."""
+    from evalcli.infer import build_config
+
+    cfg, inferred = build_config(
+        predictions, truth, task=task, metrics=metric or [], ids=id or [], label=label,
+        score=score, prediction=prediction, weight=weight, positive=positive,
+        gates=gate or [], group_by=group_by or [], drop_unmatched=drop_unmatched,
+    )
+    if inferred and not quiet and format == OutputFormat.table:
+        stderr().print("inferred: " + ", ".join(inferred), style="dim")
+    from evalcli.evaluate import run_config
+
+    result = run_config(cfg)
+    emit(result, format.value, output, quiet)
+    raise typer.Exit(exit_code(result))

@@ -1,0 +1,1 @@
+"""Planning and running an evaluation: shared statistics, one pass, Polars (or Spark) engines."""

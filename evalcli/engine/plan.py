@@ -1,0 +1,128 @@
+"""Planning a run: resolve metric entries against the registry, before any data is read.
+
+The plan knows each metric's declaration, validated parameters, stable id and gate. Binding the
+plan to the columns a run actually has (``bind``) yields the statistics to compute; metrics
+asking for the same statistic share it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from evalcli.config import MetricEntry
+from evalcli.errors import ConfigError, MetricError
+from evalcli.metrics.base import Context, Metric, Stat, metric_id
+from evalcli.metrics.registry import Registry
+from evalcli.metrics.task import Task
+from evalcli.result import Gate
+
+
+@dataclass
+class PlannedMetric:
+    metric: Metric
+    params: dict[str, Any]
+    id: str
+    gate: Gate | None = None
+
+
+@dataclass
+class Plan:
+    task: Task
+    metrics: list[PlannedMetric]
+    options: dict[str, Any]
+    defaulted: bool = False
+    """True when the config listed no metrics and the task's applicable set was chosen."""
+
+
+def resolve_options(task: Task, given: Mapping[str, Any]) -> dict[str, Any]:
+    known = {p.name: p for p in task.options}
+    out: dict[str, Any] = {}
+    for key, value in given.items():
+        if key not in known:
+            from evalcli.errors import did_you_mean
+
+            raise ConfigError(
+                f"unknown option '{key}' for task {task.name}.{did_you_mean(key, known)}"
+                + (f" Options: {', '.join(known)}." if known else " This task has no options.")
+            )
+        out[key] = known[key].check(value, f"options.{key}")
+    for p in task.options:
+        out.setdefault(p.name, p.default)
+    return out
+
+
+def plan_metric(metric: Metric, entry: MetricEntry, where: str) -> PlannedMetric:
+    given = dict(entry.params)
+    cutoff = given.pop("@", None)
+    if cutoff is not None:
+        if metric.cutoff is None:
+            raise MetricError(f"{where}: metric '{metric.name}' takes no @k cut-off",
+                              hint=f"write '{metric.name}' without '@{cutoff}'")
+        if metric.cutoff in given and given[metric.cutoff] != cutoff:
+            raise MetricError(f"{where}: '{metric.name}@{cutoff}' and {metric.cutoff}="
+                              f"{given[metric.cutoff]} disagree")
+        given[metric.cutoff] = cutoff
+    params = metric.resolve(given, where)
+    gate = None
+    if entry.min is not None or entry.max is not None:
+        if entry.min is not None and entry.max is not None and entry.min > entry.max:
+            raise ConfigError(f"{where}: gate min {entry.min} is above max {entry.max}")
+        gate = Gate(min=entry.min, max=entry.max)
+    return PlannedMetric(metric, params, metric_id(metric, params), gate)
+
+
+def make_plan(registry: Registry, task_name: str, entries: Iterable[MetricEntry],
+              options: Mapping[str, Any]) -> Plan:
+    """Resolve names, parameters and gates. Raises a UserError on the first problem."""
+    task = registry.task(task_name)
+    opts = resolve_options(task, options)
+    planned: list[PlannedMetric] = []
+    seen: dict[str, int] = {}
+    for i, entry in enumerate(entries):
+        where = f"metrics[{i}] ({entry.metric})"
+        metric = registry.get(task.name, entry.metric)
+        pm = plan_metric(metric, entry, where)
+        if pm.id in seen:
+            raise ConfigError(f"{where}: metric id '{pm.id}' is listed twice "
+                              f"(also metrics[{seen[pm.id]}])",
+                              hint="give it once; put both gates on one entry")
+        seen[pm.id] = i
+        planned.append(pm)
+    return Plan(task, planned, opts, defaulted=not planned)
+
+
+def default_metrics(registry: Registry, plan: Plan, roles: frozenset[str]) -> None:
+    """Fill an empty plan with every metric of the task that the available columns allow."""
+    if plan.metrics:
+        return
+    for metric in sorted((m for m in registry if m.family == plan.task.name),
+                         key=lambda m: list(registry.metrics.values()).index(m)):
+        if metric.missing_roles(roles):
+            continue
+        if any(p.default is None and not p.nullable for p in metric.params):
+            continue
+        params = metric.resolve({})
+        plan.metrics.append(PlannedMetric(metric, params, metric_id(metric, params)))
+
+
+def check_roles(plan: Plan, roles: frozenset[str], columns: Mapping[str, str]) -> None:
+    for pm in plan.metrics:
+        missing = pm.metric.missing_roles(roles)
+        if missing:
+            raise MetricError(
+                f"metric '{pm.id}' needs a {' and a '.join(missing)} column, and the inputs "
+                f"have none (found: {', '.join(f'{r}={c}' for r, c in columns.items())})",
+                hint="name the column under 'columns:' (or --score/--prediction), or drop "
+                "the metric",
+            )
+
+
+def bind(plan: Plan, ctx: Context) -> dict[str, Stat]:
+    """Every distinct statistic the plan's metrics need, by key."""
+    stats: dict[str, Stat] = {}
+    for pm in plan.metrics:
+        for st in pm.metric.stats(pm.params, ctx):
+            stats.setdefault(st.key, st)
+    return stats

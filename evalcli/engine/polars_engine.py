@@ -1,0 +1,243 @@
+"""The in-process Polars engine: one scan, one join, every statistic in one ``collect_all``.
+
+The aligned LazyFrame feeds a few small queries: the checks and counts, one aggregation fusing
+every :class:`~evalcli.metrics.base.AggStat` of the run (overall, and per segment), and one query
+per :class:`~evalcli.metrics.base.FrameStat`. ``pl.collect_all`` runs them together, so Polars
+shares the scan and the join between them. Values are then computed from the small results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from evalcli.align import SEG, Aligned, duplicate_error, first_violation, unmatched_error
+from evalcli.engine.plan import Plan
+from evalcli.errors import InputDataError
+from evalcli.metrics.base import AggStat, Check, Context, FrameStat, Stat
+from evalcli.metrics.task import TaskInput
+from evalcli.result import AlignmentInfo, MetricResult, SegmentResult
+
+STREAMING_BYTES = 2 * 1024**3
+"""Inputs larger than this (on disk) run on Polars' streaming engine when engine is auto."""
+
+
+@dataclass
+class Computed:
+    """Statistics by key, overall and per segment, plus what the checks found."""
+
+    overall: dict[str, Any]
+    segments: list[tuple[dict[str, Any], int, dict[str, Any]]]
+    alignment: AlignmentInfo
+    engine: str
+
+
+def choose_engine(engine: str, paths: Sequence[str]) -> str:
+    if engine in ("polars", "streaming"):
+        return engine
+    size = 0
+    for p in paths:
+        try:
+            path = Path(p)
+            size += sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) \
+                if path.is_dir() else path.stat().st_size
+        except OSError:
+            continue
+    return "streaming" if size > STREAMING_BYTES else "polars"
+
+
+def _null_exprs(a: Aligned, roles: Sequence[str]) -> list[pl.Expr]:
+    out = []
+    for role in roles:
+        col = pl.col(role)
+        bad = col.is_null()
+        if a.schema[role] in (pl.Float32, pl.Float64):
+            bad = bad | col.is_nan()
+        out.append(bad.sum().alias(f"null:{role}"))
+    return out
+
+
+def _bad_null(a: Aligned, role: str) -> pl.Expr:
+    col = pl.col(role)
+    bad = col.is_null()
+    if a.schema[role] in (pl.Float32, pl.Float64):
+        bad = bad | col.is_nan()
+    return bad
+
+
+def _weight_check() -> Check:
+    w = pl.col("weight").cast(pl.Float64, strict=False)
+    return Check("weight_nonnegative", "weight", lambda: (w < 0) | w.is_infinite(),
+                 "the weight column holds negative or infinite values",
+                 "weights must be finite and >= 0")
+
+
+def _segment_key(row: Mapping[str, Any], segs: Sequence[str]) -> dict[str, Any]:
+    return {s: row[SEG + s] for s in segs}
+
+
+def compute(plan: Plan, a: Aligned, stats: Mapping[str, Stat], engine: str) -> Computed:
+    """Run every statistic of the plan over the aligned frame in one pass; check the input."""
+    t = TaskInput(plan.options, a.roles, a.schema)
+    checks: dict[str, Check] = {c.name: c for c in plan.task.checks(t)}
+    for pm in plan.metrics:
+        for c in pm.metric.checks:
+            if c.column in a.roles:
+                checks.setdefault(c.name, c)
+    if "weight" in a.roles:
+        checks.setdefault("weight_nonnegative", _weight_check())
+
+    needed = sorted(a.roles)
+    base = a.lf
+    if a.inputs.nulls == "drop":
+        keep = pl.all_horizontal([~_bad_null(a, r) for r in needed]) if needed else pl.lit(True)
+        filtered = base.filter(keep)
+    else:
+        filtered = base
+    norm = plan.task.normalize(filtered, t)
+
+    seg_cols = [SEG + s for s in a.segments]
+    aggs = [st for st in stats.values() if isinstance(st, AggStat)]
+    frames = [st for st in stats.values() if isinstance(st, FrameStat)]
+    agg_exprs = [e for st in aggs for e in st.exprs()]
+
+    queries: list[pl.LazyFrame] = [
+        base.select([pl.len().alias("rows"), *_null_exprs(a, needed)]),
+        filtered.select([pl.len().alias("rows"),
+                         *(c.violation().sum().alias(f"check:{n}") for n, c in checks.items())]),
+        norm.select(agg_exprs) if agg_exprs else pl.LazyFrame({"_": [0]}),
+    ]
+    queries += [fs.build(norm, []) for fs in frames]
+    if seg_cols:
+        queries.append(norm.group_by(seg_cols).agg([pl.len().alias("__rows"), *agg_exprs])
+                       .sort(seg_cols, nulls_last=True))
+        queries += [fs.build(norm, seg_cols) for fs in frames]
+    sides = [a.pred_rows.select(pl.len())]
+    if a.truth_rows is not None:
+        sides.append(a.truth_rows.select(pl.len()))
+    queries += sides
+
+    try:
+        results = pl.collect_all(queries, engine="streaming" if engine == "streaming" else "auto")
+    except pl.exceptions.ComputeError as exc:
+        if "1:1 validation" in str(exc):
+            raise duplicate_error(a) from None
+        raise _explain_failure(a, checks, exc) from None
+    except (pl.exceptions.InvalidOperationError, pl.exceptions.SchemaError) as exc:
+        raise _explain_failure(a, checks, exc) from None
+
+    nulls_row = results[0].row(0, named=True)
+    checks_row = results[1].row(0, named=True)
+    matched = int(nulls_row["rows"])
+    pred_n = int(results[-len(sides)].item())
+    truth_n = int(results[-1].item()) if a.truth_rows is not None else pred_n
+    only_p, only_t = pred_n - matched, truth_n - matched
+    if a.truth_rows is not None and a.inputs.unmatched == "error" and (only_p or only_t):
+        raise unmatched_error(a, only_p, only_t)
+
+    for role in needed:
+        n = int(nulls_row[f"null:{role}"])
+        if n and a.inputs.nulls == "error":
+            where = first_violation(a, _bad_null(a, role), role)
+            raise InputDataError(
+                f"{a.role_file.get(role, '')}: {n} row(s) with a null or NaN "
+                f"{role} (column '{a.columns[role]}'), {where}",
+                hint="fill or remove them, or set 'alignment: {nulls: drop}' to skip such "
+                "rows (the count is reported)",
+            )
+    for name, c in checks.items():
+        n = int(checks_row[f"check:{name}"])
+        if n:
+            where = first_violation(a, c.violation(), c.column)
+            raise InputDataError(
+                f"{a.role_file.get(c.column, '')}: {c.message}: {n} row(s), {where}",
+                hint=c.hint,
+            )
+
+    alignment = AlignmentInfo(
+        matched=matched, only_in_predictions=only_p, only_in_truth=only_t,
+        unmatched_policy=a.inputs.unmatched, null_policy=a.inputs.nulls,
+        dropped_nulls=matched - int(checks_row["rows"]),
+    )
+
+    pos = 2
+    overall: dict[str, Any] = {}
+    agg_row = results[pos].row(0, named=True) if agg_exprs else {}
+    for st in aggs:
+        overall[st.key] = {k: v for k, v in agg_row.items() if k.startswith(st.key + ".")}
+    pos += 1
+    for fs in frames:
+        overall[fs.key] = results[pos]
+        pos += 1
+    segments: list[tuple[dict[str, Any], int, dict[str, Any]]] = []
+    if seg_cols:
+        seg_df = results[pos]
+        pos += 1
+        parts = {}
+        for fs in frames:
+            parts[fs.key] = results[pos].partition_by(seg_cols, as_dict=True, include_key=False)
+            pos += 1
+        for row in seg_df.iter_rows(named=True):
+            values: dict[str, Any] = {}
+            for st in aggs:
+                values[st.key] = {k: v for k, v in row.items() if k.startswith(st.key + ".")}
+            keyt = tuple(row[c] for c in seg_cols)
+            for fs in frames:
+                empty = overall[fs.key].clear()
+                values[fs.key] = parts[fs.key].get(keyt, empty)
+            segments.append((_segment_key(row, a.segments), int(row["__rows"]), values))
+    return Computed(overall, segments, alignment, engine)
+
+
+def _explain_failure(a: Aligned, checks: Mapping[str, Check], exc: Exception) -> InputDataError:
+    """A query failed on bad data: find the check that explains it, or report Polars' words."""
+    for c in checks.values():
+        try:
+            n = a.lf.select(c.violation().sum()).collect().item()
+        except pl.exceptions.PolarsError:
+            continue
+        if n:
+            where = first_violation(a, c.violation(), c.column)
+            return InputDataError(f"{a.role_file.get(c.column, '')}: {c.message}: {n} row(s), "
+                                  f"{where}", hint=c.hint)
+    first = str(exc).strip().splitlines()[0]
+    return InputDataError(f"the inputs could not be evaluated: {first}",
+                          hint="check the column types (evalcli validate CONFIG shows them)")
+
+
+def values(plan: Plan, stats: Mapping[str, Any], ctx: Context) -> list[MetricResult]:
+    """Each planned metric's value from combined statistics (each sees only its own)."""
+    out = []
+    for pm in plan.metrics:
+        own = {st.key: stats[st.key] for st in pm.metric.stats(pm.params, ctx)}
+        mv = pm.metric.value(own, pm.params)
+        v = mv.value
+        if v is not None and (v != v):  # NaN is undefined, never a number to gate on
+            mv.notes.append("the value is not a number")
+            v = None
+        out.append(MetricResult(
+            id=pm.id, metric=pm.metric.name, family=pm.metric.family, params=dict(pm.params),
+            direction=pm.metric.direction, value=v, details=mv.details, notes=list(mv.notes),
+            gate=pm.gate,
+        ))
+    return out
+
+
+def run_polars(plan: Plan, a: Aligned, engine: str) -> tuple[list[MetricResult],
+                                                            list[SegmentResult], AlignmentInfo, str]:
+    from evalcli.engine.plan import bind
+
+    ctx = Context(plan.task.name, a.roles, plan.options)
+    stats = bind(plan, ctx)
+    paths = [a.inputs.predictions.path] + ([a.inputs.truth.path] if a.inputs.truth else [])
+    eng = choose_engine(engine, paths)
+    computed = compute(plan, a, stats, eng)
+    overall = values(plan, computed.overall, ctx)
+    segs = [SegmentResult(key, rows, values(plan, st, ctx)) for key, rows, st in computed.segments]
+    return overall, segs, computed.alignment, eng
+
+

@@ -1,0 +1,203 @@
+"""Inference of task and columns for ``evalcli compare`` (no config).
+
+Inference only decides when the answer is unambiguous; otherwise it raises an error that lists
+the candidates and the option that settles it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from evalcli.config import Config, parse_config
+from evalcli.errors import ConfigError, InputDataError
+
+LABEL_NAMES = ("label", "y", "y_true", "target", "truth", "actual", "ground_truth", "class",
+               "relevance", "labels")
+SCORE_NAMES = ("score", "y_score", "prob", "proba", "probability", "p", "prediction_score",
+               "y_prob", "pred_proba")
+PRED_NAMES = ("prediction", "pred", "y_pred", "predicted", "yhat", "y_hat", "predictions")
+ID_NAMES = ("id", "key", "uid", "row_id", "example_id", "sample_id")
+
+
+def _find(names: Sequence[str], wanted: Sequence[str], role: str, file: str) -> str | None:
+    lower = {n.lower(): n for n in names}
+    hits = [lower[w] for w in wanted if w in lower]
+    if len(hits) > 1:
+        raise ConfigError(
+            f"{file}: several columns could be the {role}: {', '.join(hits)}",
+            hint=f"choose one with --{role} NAME",
+        )
+    return hits[0] if hits else None
+
+
+def parse_gate(text: str) -> tuple[str, str, float]:
+    """Parse an inline gate.
+
+    >>> parse_gate("auroc>=0.8"), parse_gate("log_loss <= 0.4")
+    (('auroc', 'min', 0.8), ('log_loss', 'max', 0.4))
+    """
+    m = re.fullmatch(r"\s*([^<>=\s]+)\s*(>=|<=)\s*([-+0-9.eE]+)\s*", text)
+    if not m:
+        raise ConfigError(f"cannot read the gate '{text}'",
+                          hint="write METRIC>=VALUE or METRIC<=VALUE, e.g. --gate 'auroc>=0.8'")
+    return m.group(1), "min" if m.group(2) == ">=" else "max", float(m.group(3))
+
+
+def _schema(path: str) -> tuple[list[str], dict[str, Any], Any]:
+    from evalcli.io import Source, scan
+
+    lf = scan(Source(str(Path(path).resolve()) if "://" not in path else path))
+    schema = lf.collect_schema()
+    return list(schema.names()), dict(schema), lf
+
+
+def infer_task(lf: Any, col: str, schema: dict[str, Any], positive: str | None,
+               has_score: bool, file: str) -> str:
+    """Binary, multiclass, multilabel or regression, from the label column's type and values."""
+    import polars as pl
+
+    dtype = schema[col]
+    if dtype == pl.Boolean:
+        return "binary"
+    if isinstance(dtype, pl.List) or isinstance(dtype, pl.Array):
+        return "multilabel"
+    values = lf.select(pl.col(col).drop_nulls().unique().head(3)).collect().to_series().to_list()
+    if dtype.is_numeric():
+        if set(values) <= {0, 1}:
+            return "binary"
+        if dtype.is_float() and any(float(v) != int(v) for v in values):
+            return "regression"
+        if dtype.is_float():
+            n = lf.select(pl.col(col).n_unique()).collect().item()
+            return "regression" if n > 50 else "multiclass"
+        return "multiclass"
+    if len(values) <= 2 and positive is not None:
+        return "binary"
+    if len(values) == 2:
+        raise ConfigError(
+            f"{file}: the label column '{col}' has two values ({values[0]!r}, {values[1]!r}); "
+            "evalcli cannot tell which is positive",
+            hint=f"add --positive {values[1]!r} for a binary evaluation, or --task multiclass",
+        )
+    return "multiclass"
+
+
+def build_config(
+    predictions: str, truth: str | None, *, task: str | None, metrics: Sequence[str],
+    ids: Sequence[str], label: str | None, score: str | None, prediction: str | None,
+    weight: str | None, positive: str | None, gates: Sequence[str], group_by: Sequence[str],
+    drop_unmatched: bool,
+) -> tuple[Config, list[str]]:
+    """A config equivalent to the command line, and what was inferred (for a dim note)."""
+    inferred: list[str] = []
+    pnames, pschema, plf = _schema(predictions)
+    tnames, tschema, tlf = _schema(truth) if truth else ([], {}, None)
+    if truth is not None and not ids:
+        common = [c for c in pnames if c in tnames]
+        named = [c for c in common if c.lower() in ID_NAMES or c.lower().endswith("_id")]
+        if len(named) == 1:
+            ids = named
+        elif len(common) == 1:
+            ids = common
+        else:
+            raise InputDataError(
+                f"cannot tell which column joins {predictions} and {truth}: "
+                + (f"candidates {', '.join(named or common)}" if common else
+                   "they share no column"),
+                hint="name the key with --id COLUMN (repeat for several)",
+            )
+        inferred.append(f"id={','.join(ids)}")
+    label_names, label_file = (tnames, truth) if truth else (pnames, predictions)
+    if label is None:
+        label = _find(label_names, LABEL_NAMES, "label", str(label_file))
+        if label is None and truth is not None:
+            rest = [c for c in tnames if c not in ids]
+            if len(rest) == 1:
+                label = rest[0]
+        if label is None:
+            raise InputDataError(
+                f"{label_file}: cannot tell which column is the label (truth); columns: "
+                f"{', '.join(label_names[:20])}",
+                hint="name it with --label COLUMN",
+            )
+        inferred.append(f"label={label}")
+    if score is None:
+        score = _find(pnames, SCORE_NAMES, "score", predictions)
+        if score:
+            inferred.append(f"score={score}")
+    if prediction is None:
+        prediction = _find(pnames, PRED_NAMES, "prediction", predictions)
+        if prediction:
+            inferred.append(f"prediction={prediction}")
+    if score is None and prediction is None and truth is not None:
+        rest = [c for c in pnames if c not in ids and c != weight and c not in group_by]
+        if len(rest) == 1:
+            prediction = rest[0]
+            inferred.append(f"prediction={prediction}")
+    if task is None:
+        lschema = tschema if truth else pschema
+        llf = tlf if truth else plf
+        if label not in lschema:
+            raise InputDataError(f"{label_file}: no column '{label}'",
+                                 hint="name the label with --label COLUMN")
+        task = infer_task(llf, label, lschema, positive, score is not None, str(label_file))
+        inferred.insert(0, f"task={task}")
+    if task == "regression" and prediction is None and score is not None:
+        prediction, score = score, None
+    columns: dict[str, Any] = {"label": label}
+    if score:
+        columns["score"] = score
+    if prediction:
+        columns["prediction"] = prediction
+    if weight:
+        columns["weight"] = weight
+    if ids:
+        columns["id"] = list(ids)
+    entries: list[Any] = list(metrics)
+    for g in gates:
+        name, bound, value = parse_gate(g)
+        for i, e in enumerate(entries):
+            if isinstance(e, str) and e == name:
+                entries[i] = {"metric": name, bound: value}
+                break
+            if isinstance(e, dict) and e["metric"] == name:
+                e[bound] = value
+                break
+        else:
+            entries.append({"metric": name, bound: value})
+    data: dict[str, Any] = {
+        "task": task,
+        "predictions": str(Path(predictions).resolve()),
+        "columns": columns,
+        "metrics": entries,
+        "group_by": list(group_by),
+        "alignment": {"unmatched": "drop" if drop_unmatched else "error"},
+    }
+    if truth:
+        data["truth"] = str(Path(truth).resolve())
+    if positive is not None:
+        data["options"] = {"positive": positive}
+    cfg = parse_config(data, "command line", Path.cwd())
+    if gates and not metrics:
+        cfg = _with_defaults(cfg)
+    return cfg, inferred
+
+
+def _with_defaults(cfg: Config) -> Config:
+    """Gates without -m: compute every applicable metric, with the gates on theirs."""
+    from evalcli.config import MetricEntry
+    from evalcli.evaluate import prepare
+
+    bare = cfg.model_copy(update={"metrics": []})
+    plan = prepare(bare).plan
+    gated = {e.metric: e for e in cfg.metrics}
+    entries = []
+    for pm in plan.metrics:
+        names = {pm.metric.name, *pm.metric.aliases}
+        hit = next((n for n in names if n in gated), None)
+        entries.append(gated.pop(hit) if hit else MetricEntry.model_validate(pm.id))
+    entries += list(gated.values())
+    return cfg.model_copy(update={"metrics": entries})

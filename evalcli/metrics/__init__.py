@@ -1,0 +1,1 @@
+"""Metric families (plugins) and the registry that holds them."""

@@ -1,0 +1,306 @@
+"""The metric declaration: the one contract built-in and third-party metrics share.
+
+A metric is data, not a class hierarchy. It declares
+
+- its ``name``, ``family`` (task), a one-line ``summary``, the ``formula`` and the
+  ``conventions`` (where peers disagree, and which peer the default matches);
+- its ``params``: one :class:`Param` per parameter (type, default, constraint, one line of
+  meaning). The same declaration drives config validation, ``evalcli metrics show`` and the docs;
+- its ``direction`` (``higher`` or ``lower`` is better), which gates and diffs read;
+- the column roles it ``needs`` (each entry is a set of alternatives, one of which must be there);
+- ``stats``: the mergeable sufficient statistics it needs, as :class:`AggStat` (named Polars
+  aggregations over the aligned rows) or :class:`FrameStat` (a small table such as counts per
+  distinct score). Metrics asking for a statistic with the same ``key`` share it: the engine
+  computes every statistic of a run in one pass over one scan and one join;
+- ``value``: a function of the combined statistics and the parameters, returning a
+  :class:`MetricValue`.
+
+Statistics of two parts of the data combine (``combine``) into the statistics of the whole: that
+is what gives per-segment results, streaming and distributed execution without writing a metric
+twice.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from evalcli.errors import MetricError, did_you_mean
+
+if TYPE_CHECKING:
+    import polars as pl
+
+Direction = Literal["higher", "lower"]
+ParamValue = int | float | str | bool | tuple[Any, ...] | None
+Params = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a metric: type, default, constraint and one line of meaning.
+
+    >>> beta = Param("beta", float, 1.0, "weight of recall relative to precision", gt=0)
+    >>> beta.check(2)
+    2.0
+    >>> beta.check(0)
+    Traceback (most recent call last):
+    ...
+    evalcli.errors.MetricError: parameter 'beta' must be > 0, got 0
+    """
+
+    name: str
+    type: type
+    default: Any
+    help: str
+    choices: tuple[Any, ...] | None = None
+    gt: float | None = None
+    ge: float | None = None
+    lt: float | None = None
+    le: float | None = None
+    nullable: bool = False
+    """``None`` is an allowed value (for example "no cut-off")."""
+
+    def constraint(self) -> str:
+        """Human-readable constraint, e.g. ``> 0`` or ``one of: linear, exponential``."""
+        parts = []
+        if self.choices is not None:
+            parts.append("one of: " + ", ".join(str(c) for c in self.choices))
+        for op, bound in ((">", self.gt), (">=", self.ge), ("<", self.lt), ("<=", self.le)):
+            if bound is not None:
+                parts.append(f"{op} {bound:g}")
+        return "; ".join(parts)
+
+    def check(self, value: Any, where: str = "") -> Any:
+        """Coerce ``value`` to the declared type and validate it; raise :class:`MetricError`."""
+        at = f" ({where})" if where else ""
+        if value is None:
+            if self.nullable:
+                return None
+            raise MetricError(f"parameter '{self.name}'{at} may not be empty")
+        coerced: Any
+        try:
+            if self.type is bool:
+                if isinstance(value, bool):
+                    coerced = value
+                elif isinstance(value, str) and value.lower() in ("true", "false", "yes", "no"):
+                    coerced = value.lower() in ("true", "yes")
+                else:
+                    raise ValueError(value)
+            elif self.type is int:
+                if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                    raise ValueError(value)
+                coerced = int(value)
+            elif self.type is float:
+                if isinstance(value, bool):
+                    raise ValueError(value)
+                coerced = float(value)
+                if math.isnan(coerced):
+                    raise ValueError(value)
+            elif self.type is str:
+                if not isinstance(value, str | int | float) or isinstance(value, bool):
+                    raise ValueError(value)
+                coerced = str(value)
+            elif self.type is tuple:
+                if isinstance(value, str):
+                    coerced = tuple(value.split(","))
+                else:
+                    coerced = tuple(value)
+            else:  # pragma: no cover - declarations use the types above
+                coerced = self.type(value)
+        except (TypeError, ValueError):
+            raise MetricError(
+                f"parameter '{self.name}'{at} must be {self.type.__name__}, got {value!r}"
+            ) from None
+        if self.choices is not None and coerced not in self.choices:
+            raise MetricError(
+                f"parameter '{self.name}'{at} must be one of "
+                f"{', '.join(map(str, self.choices))}; got {value!r}."
+                + did_you_mean(str(value), [str(c) for c in self.choices])
+            )
+        for op, bound, ok in (
+            (">", self.gt, lambda v, b: v > b),
+            (">=", self.ge, lambda v, b: v >= b),
+            ("<", self.lt, lambda v, b: v < b),
+            ("<=", self.le, lambda v, b: v <= b),
+        ):
+            if bound is not None and not ok(coerced, bound):
+                raise MetricError(f"parameter '{self.name}'{at} must be {op} {bound:g}, got {value!r}")
+        return coerced
+
+
+@dataclass(frozen=True)
+class Check:
+    """A row-level rule on the aligned frame.
+
+    ``violation`` is a boolean expression, true on a bad row. The engine counts violations in
+    the same pass as the metrics; when the count is not 0 it fetches the first bad row and
+    raises an :class:`~evalcli.errors.InputDataError` with ``message`` and ``hint``.
+    ``column`` is the role whose values are shown in the message.
+    """
+
+    name: str
+    column: str
+    violation: Callable[[], pl.Expr]
+    message: str
+    hint: str
+
+
+@dataclass(frozen=True)
+class AggStat:
+    """Named aggregations over the aligned rows; all AggStats of a run fuse into one pass.
+
+    ``exprs`` build Polars aggregation expressions (each ``.alias``-ed with a column name that
+    is unique to this statistic, prefix it with the key). ``combine`` maps each output column to
+    how two parts combine (``"sum"``, ``"max"`` or ``"min"``), or is a function that merges a
+    frame of partial rows (grouped by the segment keys) into one row per segment.
+    """
+
+    key: str
+    exprs: Callable[[], list[pl.Expr]]
+    combine: (
+        Mapping[str, Literal["sum", "max", "min"]]
+        | Callable[[pl.DataFrame, list[str]], pl.DataFrame]
+    )
+
+
+@dataclass(frozen=True)
+class FrameStat:
+    """A statistic that is a small table, e.g. weights per distinct score.
+
+    ``build(lf, keys)`` returns a LazyFrame with the segment ``keys`` among its columns;
+    ``combine(df, keys)`` merges partial tables (rows of several parts concatenated) into one.
+    """
+
+    key: str
+    build: Callable[[pl.LazyFrame, list[str]], pl.LazyFrame]
+    combine: Callable[[pl.DataFrame, list[str]], pl.DataFrame]
+
+
+Stat = AggStat | FrameStat
+
+
+@dataclass
+class MetricValue:
+    """The outcome of a metric: the value (``None`` when undefined), details and notes.
+
+    ``notes`` say when a convention changed the result, e.g. a zero-division fallback, or why
+    the value is undefined. Never a silent 0.
+    """
+
+    value: float | None
+    details: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+StatValues = Mapping[str, Any]
+"""Combined statistics by key: a ``dict`` of floats for an AggStat, a DataFrame for a FrameStat."""
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a metric may know about the run when it declares its statistics."""
+
+    family: str
+    roles: frozenset[str]
+    """Column roles present in the aligned frame (``label``, ``score``, ``prediction``, ...)."""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """Task options from the config (e.g. ``positive``)."""
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A metric declaration (see the module docstring)."""
+
+    name: str
+    family: str
+    summary: str
+    formula: str
+    direction: Direction
+    needs: tuple[frozenset[str], ...]
+    stats: Callable[[Params, Context], Sequence[Stat]]
+    value: Callable[[StatValues, Params], MetricValue]
+    params: tuple[Param, ...] = ()
+    conventions: str = ""
+    peer: str = ""
+    """Which peer's definition the defaults match (e.g. ``scikit-learn``, ``Spark MLlib``)."""
+    aliases: tuple[str, ...] = ()
+    cutoff: str | None = None
+    """Name of the parameter that ``name@N`` sets (usually ``k``), if any."""
+    range: tuple[float | None, float | None] = (None, None)
+    """Bounds of the value, for documentation and property tests."""
+    checks: tuple[Check, ...] = ()
+    """Extra row rules this metric needs (e.g. scores are probabilities for log loss)."""
+    engines: frozenset[str] = frozenset({"polars", "streaming", "spark"})
+    origin: str = "built-in"
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise MetricError(
+            f"metric '{self.name}' has no parameter '{name}'."
+            + did_you_mean(name, [p.name for p in self.params])
+            + (f" Its parameters: {', '.join(p.name for p in self.params)}." if self.params else "")
+        )
+
+    def resolve(self, given: Mapping[str, Any], where: str = "") -> dict[str, Any]:
+        """All parameters with defaults filled in, validated and coerced."""
+        resolved: dict[str, Any] = {}
+        for name in given:
+            self.param(name)
+        for p in self.params:
+            resolved[p.name] = p.check(given.get(p.name, p.default), where or self.name)
+        return resolved
+
+    def missing_roles(self, roles: frozenset[str]) -> list[str]:
+        """Groups of roles this metric needs and the run does not have."""
+        return [" or ".join(sorted(group)) for group in self.needs if not group & roles]
+
+
+def metric_id(metric: Metric, params: Params) -> str:
+    """The stable id of a metric with parameters: name, ``@k``, then non-default parameters.
+
+    >>> from evalcli.metrics.base import Param, Metric, MetricValue, metric_id
+    >>> m = Metric("ndcg", "ranking", "", "", "higher", (), lambda p, c: [],
+    ...            lambda s, p: MetricValue(None),
+    ...            params=(Param("k", int, None, "", nullable=True),
+    ...                    Param("gain", str, "linear", "")), cutoff="k")
+    >>> metric_id(m, {"k": 10, "gain": "linear"})
+    'ndcg@10'
+    >>> metric_id(m, {"k": 10, "gain": "exponential"})
+    'ndcg@10[gain=exponential]'
+    """
+    out = metric.name
+    if metric.cutoff is not None and params.get(metric.cutoff) is not None:
+        out += f"@{params[metric.cutoff]}"
+    extras = []
+    for p in sorted(metric.params, key=lambda p: p.name):
+        if p.name == metric.cutoff:
+            continue
+        v = params.get(p.name, p.default)
+        if v != p.default:
+            extras.append(f"{p.name}={_stable(v)}")
+    if extras:
+        out += "[" + ",".join(extras) + "]"
+    return out
+
+
+def _stable(v: Any) -> str:
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, float):
+        return repr(v) if not v.is_integer() else f"{v:g}"
+    if isinstance(v, tuple):
+        return "|".join(map(str, v))
+    return str(v)
+
+
+def safe_div(num: float, den: float) -> float | None:
+    """``num / den``, or ``None`` when ``den`` is 0 (the caller decides and says what to do).
+
+    >>> safe_div(1, 4), safe_div(1, 0)
+    (0.25, None)
+    """
+    return num / den if den != 0 else None

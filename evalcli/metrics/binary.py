@@ -1,0 +1,494 @@
+"""Binary classification: the task contract and its metrics.
+
+Statistics (shared by every metric that needs them, computed in one pass):
+
+- ``confusion``: weighted tp, fp, fn, tn at a threshold (or from the hard ``prediction``);
+- ``score_counts``: weighted positives and negatives per distinct score, from which AUROC,
+  AUPRC, average precision, peak F1 and the curves are exact (ties count as scikit-learn does:
+  rows with equal scores move together);
+- ``proba``: weighted sums of log loss and squared error, for log loss and Brier.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
+
+import polars as pl
+
+from evalcli.metrics.base import (
+    AggStat,
+    Check,
+    Context,
+    FrameStat,
+    Metric,
+    MetricValue,
+    Param,
+    Params,
+    Stat,
+    StatValues,
+)
+from evalcli.metrics.stats import sum_by
+from evalcli.metrics.task import Role, Task, TaskInput
+
+FAMILY = "binary"
+F64 = pl.Float64
+
+
+# --------------------------------------------------------------------------- the task
+
+def _is_numeric(dtype: pl.DataType) -> bool:
+    return dtype.is_numeric()
+
+
+def _binary_rule(role: str, t: TaskInput) -> Check | None:
+    """Labels (and hard predictions) must be 0/1 or booleans, unless ``positive`` names one."""
+    dtype = t.schema.get(role)
+    if dtype is None or t.options.get("positive") is not None or dtype == pl.Boolean:
+        return None
+    col = pl.col(role)
+    if _is_numeric(dtype):
+        return Check(
+            f"{role}_binary",
+            role,
+            lambda: ~col.is_in([0, 1]) & col.is_not_null(),
+            f"the {role} column must hold 0 and 1 (or true/false) for a binary task",
+            "map the labels to 0/1, set 'positive: <value>' under 'options:' to name the "
+            "positive class, or use task: multiclass",
+        )
+    return Check(
+        f"{role}_binary",
+        role,
+        lambda: col.is_not_null(),
+        f"the {role} column holds {dtype} values; a binary task needs 0/1, booleans, "
+        "or a named positive class",
+        "set 'positive: <value>' under 'options:' (for example positive: yes)",
+    )
+
+
+def _checks(t: TaskInput) -> list[Check]:
+    out = [c for role in ("label", "prediction") if role in t.roles
+           if (c := _binary_rule(role, t)) is not None]
+    if "score" in t.roles:
+        dtype = t.schema["score"]
+        if not _is_numeric(dtype):
+            out.append(Check("score_numeric", "score", lambda: pl.col("score").is_not_null(),
+                             f"the score column holds {dtype} values, not numbers",
+                             "point 'score' at the column of probabilities or scores"))
+        else:
+            out.append(Check("score_finite", "score",
+                             lambda: pl.col("score").cast(F64).is_infinite(),
+                             "the score column holds infinite values",
+                             "replace them, or clip the scores"))
+    return out
+
+
+def _to01(role: str, t: TaskInput) -> pl.Expr:
+    col = pl.col(role)
+    positive = t.options.get("positive")
+    if positive is not None:
+        dtype = t.schema[role]
+        if dtype == pl.Boolean:
+            pos: Any = str(positive).lower() in ("true", "1", "yes")
+        elif _is_numeric(dtype):
+            pos = float(positive)
+        else:
+            pos = str(positive)
+            col = col.cast(pl.String)
+        return (col == pos).cast(F64).alias(role)
+    return col.cast(F64).alias(role)
+
+
+def _normalize(lf: pl.LazyFrame, t: TaskInput) -> pl.LazyFrame:
+    exprs = [_to01("label", t)]
+    if "prediction" in t.roles:
+        exprs.append(_to01("prediction", t))
+    if "score" in t.roles:
+        exprs.append(pl.col("score").cast(F64))
+    return lf.with_columns(exprs)
+
+
+TASK = Task(
+    name=FAMILY,
+    summary="two classes: label 0/1 (or a named positive class), a score and/or a hard prediction",
+    roles=(
+        Role("label", "the true class: 0/1, true/false, or any value with 'positive' set", True),
+        Role("score", "the model's score or probability of the positive class", numeric=True),
+        Role("prediction", "the hard prediction, coded like the label"),
+    ),
+    options=(
+        Param("positive", str, None, "the label value of the positive class (for string labels)",
+              nullable=True),
+    ),
+    checks=_checks,
+    normalize=_normalize,
+    requires_any=(frozenset({"score", "prediction"}),),
+)
+TASKS = [TASK]
+
+
+# --------------------------------------------------------------------------- statistics
+
+DEFAULT_THRESHOLD = 0.5
+
+
+def _hard(ctx: Context, threshold: float | None) -> tuple[pl.Expr, str]:
+    """The hard prediction: the prediction column, unless a threshold is set or it is absent."""
+    if threshold is None and "prediction" in ctx.roles:
+        return pl.col("prediction"), "prediction"
+    t = DEFAULT_THRESHOLD if threshold is None else threshold
+    return (pl.col("score") >= t).cast(F64), f"score>={t!r}"
+
+
+def confusion(params: Params, ctx: Context) -> AggStat:
+    """Weighted confusion counts; from the hard prediction if given, else score >= threshold."""
+    yhat, src = _hard(ctx, params.get("threshold"))
+    key = f"binary.confusion[{src}]"
+    y, w = pl.col("label"), pl.col("weight")
+
+    def exprs() -> list[pl.Expr]:
+        return [
+            (w * y * yhat).sum().alias(f"{key}.tp"),
+            (w * (1 - y) * yhat).sum().alias(f"{key}.fp"),
+            (w * y * (1 - yhat)).sum().alias(f"{key}.fn"),
+            (w * (1 - y) * (1 - yhat)).sum().alias(f"{key}.tn"),
+        ]
+
+    return AggStat(key, exprs, {f"{key}.{c}": "sum" for c in ("tp", "fp", "fn", "tn")})
+
+
+SCORE_COUNTS = "binary.score_counts"
+
+
+def _score_counts_build(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    y, w = pl.col("label"), pl.col("weight")
+    return lf.group_by([*keys, "score"]).agg(
+        (w * y).sum().alias("pos"), (w * (1 - y)).sum().alias("neg")
+    )
+
+
+def score_counts(params: Params, ctx: Context) -> FrameStat:
+    """Weighted positives and negatives per distinct score."""
+    return FrameStat(SCORE_COUNTS, _score_counts_build, partial(sum_by, by=["score"]))
+
+
+def proba(params: Params, ctx: Context) -> AggStat:
+    """Weighted sums for log loss (clipped at ``eps``) and the Brier score."""
+    eps = params.get("eps", EPS64)
+    key = f"binary.proba[eps={eps!r}]"
+    y, w, p = pl.col("label"), pl.col("weight"), pl.col("score")
+
+    def exprs() -> list[pl.Expr]:
+        pc = p.clip(eps, 1 - eps)
+        return [
+            (-w * (y * pc.log() + (1 - y) * (1 - pc).log())).sum().alias(f"{key}.logloss"),
+            (w * (p - y) ** 2).sum().alias(f"{key}.sq"),
+            w.sum().alias(f"{key}.w"),
+        ]
+
+    return AggStat(key, exprs, {f"{key}.{c}": "sum" for c in ("logloss", "sq", "w")})
+
+
+EPS64 = 2.220446049250313e-16
+"""float64 machine epsilon: the clipping scikit-learn's log_loss applies since 1.5."""
+
+
+# --------------------------------------------------------------------------- values
+
+def _counts(stats: StatValues, params: Params, roles: Any = None) -> dict[str, float]:
+    for key, v in stats.items():
+        if key.startswith("binary.confusion["):
+            return {c: float(v[f"{key}.{c}"]) for c in ("tp", "fp", "fn", "tn")}
+    raise KeyError("binary.confusion")  # pragma: no cover - the engine always provides it
+
+
+ZERO_DIVISION = Param(
+    "zero_division", str, "0",
+    "value when the denominator is 0: 0 or 1 (with a note), or nan (undefined)",
+    choices=("0", "1", "nan"),
+)
+THRESHOLD = Param(
+    "threshold", float, None,
+    "a score >= threshold predicts positive; unset: the prediction column if there is one, "
+    "else 0.5",
+    nullable=True,
+)
+
+
+def _fallback(num: float, den: float, params: Params, what: str) -> MetricValue:
+    if den != 0:
+        return MetricValue(num / den)
+    zd = params.get("zero_division", "0")
+    note = f"{what} is 0 (zero_division={zd})"
+    if zd == "nan":
+        return MetricValue(None, notes=[note + ": undefined"])
+    return MetricValue(float(zd), notes=[note + f": reported as {zd}"])
+
+
+def _ratio(num: Callable[[dict[str, float]], float], den: Callable[[dict[str, float]], float],
+           what: str) -> Callable[[StatValues, Params], MetricValue]:
+    def value(stats: StatValues, params: Params) -> MetricValue:
+        c = _counts(stats, params)
+        return _fallback(num(c), den(c), params, what)
+
+    return value
+
+
+def _fbeta_value(stats: StatValues, params: Params) -> MetricValue:
+    c = _counts(stats, params)
+    b2 = params.get("beta", 1.0) ** 2
+    num = (1 + b2) * c["tp"]
+    return _fallback(num, num + b2 * c["fn"] + c["fp"], params, "(1+β²)·tp + β²·fn + fp")
+
+
+def _mcc_value(stats: StatValues, params: Params) -> MetricValue:
+    c = _counts(stats, params)
+    tp, fp, fn, tn = c["tp"], c["fp"], c["fn"], c["tn"]
+    den = (tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)
+    if den == 0:
+        return MetricValue(0.0, notes=["a row or column of the confusion matrix is empty: "
+                                       "reported as 0, as scikit-learn does"])
+    return MetricValue((tp * tn - fp * fn) / math.sqrt(den))
+
+
+def _balanced_value(stats: StatValues, params: Params) -> MetricValue:
+    c = _counts(stats, params)
+    rates = []
+    if c["tp"] + c["fn"] > 0:
+        rates.append(c["tp"] / (c["tp"] + c["fn"]))
+    if c["tn"] + c["fp"] > 0:
+        rates.append(c["tn"] / (c["tn"] + c["fp"]))
+    if not rates:
+        return MetricValue(None, notes=["no rows"])
+    notes = [] if len(rates) == 2 else [
+        "only one class in the labels: the mean of the one defined recall (as scikit-learn)"]
+    return MetricValue(sum(rates) / len(rates), notes=notes)
+
+
+def _curve(stats: StatValues) -> pl.DataFrame:
+    """Cumulative tp/fp at each distinct score, highest score first."""
+    df: pl.DataFrame = stats[SCORE_COUNTS]
+    return df.sort("score", descending=True).select(
+        "score",
+        pl.col("pos").cum_sum().alias("tp"),
+        pl.col("neg").cum_sum().alias("fp"),
+    )
+
+
+def _undefined_if_one_class(cur: pl.DataFrame, need_neg: bool = True) -> MetricValue | None:
+    if cur.height == 0:
+        return MetricValue(None, notes=["no rows"])
+    p, n = float(cur["tp"][-1]), float(cur["fp"][-1])
+    if p <= 0:
+        return MetricValue(None, notes=["undefined: no positive labels"])
+    if need_neg and n <= 0:
+        return MetricValue(None, notes=["undefined: no negative labels"])
+    return None
+
+
+def _auroc_value(stats: StatValues, params: Params) -> MetricValue:
+    cur = _curve(stats)
+    if (bad := _undefined_if_one_class(cur)) is not None:
+        return bad
+    p, n = float(cur["tp"][-1]), float(cur["fp"][-1])
+    tpr, fpr = pl.col("tp") / p, pl.col("fp") / n
+    area = cur.select(
+        ((fpr - fpr.shift(1, fill_value=0.0)) * (tpr + tpr.shift(1, fill_value=0.0)) / 2).sum()
+    ).item()
+    return MetricValue(float(area))
+
+
+def _auprc_value(stats: StatValues, params: Params) -> MetricValue:
+    cur = _curve(stats)
+    if (bad := _undefined_if_one_class(cur, need_neg=False)) is not None:
+        return bad
+    p = float(cur["tp"][-1])
+    rec, prec = pl.col("tp") / p, pl.col("tp") / (pl.col("tp") + pl.col("fp"))
+    area = cur.select(
+        ((rec - rec.shift(1, fill_value=0.0)) * (prec + prec.shift(1).fill_null(prec.first()))
+         / 2).sum()
+    ).item()
+    return MetricValue(float(area))
+
+
+def _ap_value(stats: StatValues, params: Params) -> MetricValue:
+    cur = _curve(stats)
+    if (bad := _undefined_if_one_class(cur, need_neg=False)) is not None:
+        return bad
+    p = float(cur["tp"][-1])
+    rec, prec = pl.col("tp") / p, pl.col("tp") / (pl.col("tp") + pl.col("fp"))
+    ap = cur.select(((rec - rec.shift(1, fill_value=0.0)) * prec).sum()).item()
+    return MetricValue(float(ap))
+
+
+def _peak_f1_value(stats: StatValues, params: Params) -> MetricValue:
+    cur = _curve(stats)
+    if (bad := _undefined_if_one_class(cur, need_neg=False)) is not None:
+        return bad
+    p = float(cur["tp"][-1])
+    f1 = cur.with_columns(
+        (2 * pl.col("tp") / (pl.col("tp") + pl.col("fp") + p)).alias("f1")
+    ).sort(["f1", "score"], descending=[True, True])
+    best = f1.row(0, named=True)
+    return MetricValue(float(best["f1"]), details={"threshold": float(best["score"])})
+
+
+def _proba_sum(stats: StatValues, name: str) -> tuple[float, float]:
+    for key, v in stats.items():
+        if key.startswith("binary.proba["):
+            return float(v[f"{key}.{name}"]), float(v[f"{key}.w"])
+    raise KeyError("binary.proba")  # pragma: no cover
+
+
+def _mean_of(name: str) -> Callable[[StatValues, Params], MetricValue]:
+    def value(stats: StatValues, params: Params) -> MetricValue:
+        s, w = _proba_sum(stats, name)
+        return MetricValue(s / w) if w > 0 else MetricValue(None, notes=["no rows (or zero weight)"])
+
+    return value
+
+
+PROBABILITY = Check(
+    "score_probability", "score",
+    lambda: (pl.col("score") < 0) | (pl.col("score") > 1),
+    "this metric needs probabilities, but the score column holds values outside [0, 1]",
+    "give calibrated probabilities (for example apply a sigmoid), or drop log_loss/brier",
+)
+
+
+# --------------------------------------------------------------------------- declarations
+
+SCORE = frozenset({"score"})
+HARD = frozenset({"score", "prediction"})
+PEERS_COUNTS = "scikit-learn (sklearn.metrics) and Spark MLlib, with zero_division as scikit-learn"
+
+
+def _confusion_stats(p: Params, c: Context) -> Sequence[Stat]:
+    return [confusion(p, c)]
+
+
+def _score_stats(p: Params, c: Context) -> Sequence[Stat]:
+    return [score_counts(p, c)]
+
+
+def _proba_stats(p: Params, c: Context) -> Sequence[Stat]:
+    return [proba(p, c)]
+
+
+def _count_metric(name: str, summary: str, formula: str, value: Callable[..., MetricValue],
+                  *, zero_division: bool = True, direction: str = "higher",
+                  aliases: tuple[str, ...] = (), extra: tuple[Param, ...] = (),
+                  conventions: str = "") -> Metric:
+    params = (THRESHOLD, *extra, *((ZERO_DIVISION,) if zero_division else ()))
+    return Metric(
+        name=name, family=FAMILY, summary=summary, formula=formula,
+        direction=direction,  # type: ignore[arg-type]
+        needs=(HARD,), stats=_confusion_stats, value=value, params=params,
+        conventions=conventions or (
+            "Counts are weighted by the weight column. Hard predictions are score >= threshold "
+            "when a threshold is set; without one, the prediction column if given, else "
+            "score >= 0.5."
+            + (" When the denominator is 0 the value is zero_division (0 by default, with a "
+               "note), as scikit-learn's zero_division." if zero_division else "")),
+        peer=PEERS_COUNTS, aliases=aliases, range=(0.0, 1.0),
+    )
+
+
+METRICS: list[Metric] = [
+    _count_metric("accuracy", "share of rows whose hard prediction equals the label",
+                  "(tp + tn) / (tp + fp + fn + tn)",
+                  _ratio(lambda c: c["tp"] + c["tn"], lambda c: sum(c.values()), "the row count")),
+    _count_metric("precision", "share of predicted positives that are positive (PPV)",
+                  "tp / (tp + fp)",
+                  _ratio(lambda c: c["tp"], lambda c: c["tp"] + c["fp"], "tp + fp"),
+                  aliases=("ppv",)),
+    _count_metric("recall", "share of positives predicted positive (TPR, sensitivity)",
+                  "tp / (tp + fn)",
+                  _ratio(lambda c: c["tp"], lambda c: c["tp"] + c["fn"], "tp + fn"),
+                  aliases=("tpr", "sensitivity")),
+    _count_metric("specificity", "share of negatives predicted negative (TNR)",
+                  "tn / (tn + fp)",
+                  _ratio(lambda c: c["tn"], lambda c: c["tn"] + c["fp"], "tn + fp"),
+                  aliases=("tnr",)),
+    _count_metric("fpr", "share of negatives predicted positive (false positive rate)",
+                  "fp / (fp + tn)",
+                  _ratio(lambda c: c["fp"], lambda c: c["fp"] + c["tn"], "fp + tn"),
+                  direction="lower", aliases=("false_positive_rate", "fall_out")),
+    _count_metric("f1", "harmonic mean of precision and recall",
+                  "2·tp / (2·tp + fp + fn)",
+                  _ratio(lambda c: 2 * c["tp"], lambda c: 2 * c["tp"] + c["fp"] + c["fn"],
+                         "2·tp + fp + fn"),
+                  aliases=("f1_score",)),
+    _count_metric("fbeta", "F-measure weighting recall beta times as much as precision",
+                  "(1+β²)·tp / ((1+β²)·tp + β²·fn + fp)", _fbeta_value,
+                  extra=(Param("beta", float, 1.0, "weight of recall relative to precision",
+                               gt=0),),
+                  aliases=("f_beta", "fbeta_score")),
+    _count_metric("mcc", "Matthews correlation coefficient between labels and predictions",
+                  "(tp·tn − fp·fn) / √((tp+fp)(tp+fn)(tn+fp)(tn+fn))", _mcc_value,
+                  zero_division=False, aliases=("matthews_corrcoef",),
+                  conventions="Weighted counts. When a row or column of the confusion matrix "
+                  "is empty the value is 0, with a note, as scikit-learn's matthews_corrcoef."),
+    _count_metric("balanced_accuracy", "mean of recall and specificity",
+                  "(tp/(tp+fn) + tn/(tn+fp)) / 2", _balanced_value, zero_division=False,
+                  conventions="Weighted counts. With one class in the labels, the mean of "
+                  "the defined recall only, as scikit-learn's balanced_accuracy_score."),
+    Metric(
+        "auroc", FAMILY, "area under the ROC curve (exact, from counts per distinct score)",
+        "Σ_i (FPR_i − FPR_{i−1})·(TPR_i + TPR_{i−1})/2 over distinct scores, highest first",
+        "higher", (SCORE,), _score_stats, _auroc_value,
+        conventions="Exact: one ROC point per distinct score, so tied scores form one "
+        "diagonal segment (a tie counts 1/2), as scikit-learn's roc_auc_score and Spark's "
+        "areaUnderROC. Undefined (with a note) when only one class is present.",
+        peer="scikit-learn roc_auc_score; Spark MLlib areaUnderROC",
+        aliases=("roc_auc", "auc"), range=(0.0, 1.0),
+    ),
+    Metric(
+        "auprc", FAMILY, "area under the precision-recall curve, trapezoidal (as Spark MLlib)",
+        "Σ_i (R_i − R_{i−1})·(P_i + P_{i−1})/2, with the point (0, P_1) first",
+        "higher", (SCORE,), _score_stats, _auprc_value,
+        conventions="Trapezoidal interpolation between the PR points of distinct scores, "
+        "starting at (recall 0, precision of the top score), as Spark MLlib's "
+        "BinaryClassificationMetrics.areaUnderPR. This is not scikit-learn's "
+        "average_precision_score (see average_precision). Undefined with no positives.",
+        peer="Spark MLlib areaUnderPR", aliases=("pr_auc", "area_under_pr"), range=(0.0, 1.0),
+    ),
+    Metric(
+        "average_precision", FAMILY, "average precision: step-wise area under the PR curve",
+        "Σ_i (R_i − R_{i−1})·P_i over distinct scores, highest first",
+        "higher", (SCORE,), _score_stats, _ap_value,
+        conventions="Step interpolation (no trapezoid), as scikit-learn's "
+        "average_precision_score. Undefined (with a note) when there are no positives.",
+        peer="scikit-learn average_precision_score", aliases=("ap",), range=(0.0, 1.0),
+    ),
+    Metric(
+        "peak_f1", FAMILY, "maximum F1 over all score thresholds, with the threshold reaching it",
+        "max_t 2·tp(t) / (2·tp(t) + fp(t) + fn(t)), predicting positive when score >= t",
+        "higher", (SCORE,), _score_stats, _peak_f1_value,
+        conventions="Thresholds are the distinct scores; at equal F1 the highest threshold "
+        "is reported (details.threshold).",
+        peer="the F1-maximising threshold search common in multi-label evaluation",
+        aliases=("max_f1", "best_f1"), range=(0.0, 1.0),
+    ),
+    Metric(
+        "log_loss", FAMILY, "mean negative log-likelihood of the labels under the scores",
+        "−Σ w·(y·log p + (1−y)·log(1−p)) / Σ w, with p clipped to [eps, 1−eps]",
+        "lower", (SCORE,), _proba_stats, _mean_of("logloss"),
+        params=(Param("eps", float, EPS64, "clipping of probabilities away from 0 and 1",
+                      gt=0, lt=0.5),),
+        conventions="Scores must be probabilities in [0, 1] (an error otherwise). Clipped "
+        "at float64 machine epsilon by default, as scikit-learn's log_loss since 1.5.",
+        peer="scikit-learn log_loss", aliases=("logloss", "cross_entropy"), range=(0.0, None),
+        checks=(PROBABILITY,),
+    ),
+    Metric(
+        "brier", FAMILY, "mean squared difference between probability and label",
+        "Σ w·(p − y)² / Σ w",
+        "lower", (SCORE,), _proba_stats, _mean_of("sq"),
+        conventions="Scores must be probabilities in [0, 1] (an error otherwise).",
+        peer="scikit-learn brier_score_loss", aliases=("brier_score",), range=(0.0, 1.0),
+        checks=(PROBABILITY,),
+    ),
+]

@@ -1,0 +1,212 @@
+"""Regression and rating: the task contract and its metrics.
+
+Statistics: ``moments`` (total weight, weighted means and centred sums of squares of the target
+and of the error, sums of absolute and relative errors, maximum error) combine exactly across
+parts with Chan's formula; ``abs_errors`` (weight per distinct absolute error) gives the exact
+(weighted) median.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import partial
+
+import polars as pl
+
+from evalcli.metrics.base import (
+    AggStat,
+    Check,
+    Context,
+    FrameStat,
+    Metric,
+    MetricValue,
+    Params,
+    Stat,
+    StatValues,
+)
+from evalcli.metrics.stats import combine_moments, sum_by
+from evalcli.metrics.task import Role, Task, TaskInput
+
+FAMILY = "regression"
+F64 = pl.Float64
+EPS64 = 2.220446049250313e-16
+
+
+def _checks(t: TaskInput) -> list[Check]:
+    out = []
+    for role in ("label", "prediction"):
+        dtype = t.schema.get(role)
+        if dtype is not None and not dtype.is_numeric():
+            out.append(Check(f"{role}_numeric", role, lambda r=role: pl.col(r).is_not_null(),
+                             f"the {role} column holds {dtype} values; regression needs numbers",
+                             f"point '{role}' at a numeric column"))
+        elif dtype is not None:
+            out.append(Check(f"{role}_finite", role,
+                             lambda r=role: pl.col(r).cast(F64).is_infinite(),
+                             f"the {role} column holds infinite values",
+                             "replace or drop them"))
+    return out
+
+
+def _normalize(lf: pl.LazyFrame, t: TaskInput) -> pl.LazyFrame:
+    return lf.with_columns(pl.col("label").cast(F64), pl.col("prediction").cast(F64))
+
+
+TASK = Task(
+    name=FAMILY,
+    summary="numeric target (label) and numeric prediction",
+    roles=(
+        Role("label", "the true value (target)", True, numeric=True),
+        Role("prediction", "the predicted value", True, numeric=True),
+    ),
+    checks=_checks,
+    normalize=_normalize,
+)
+TASKS = [TASK]
+
+MOMENTS = "regression.moments"
+ABS_ERRORS = "regression.abs_errors"
+
+
+def _moment_exprs() -> list[pl.Expr]:
+    y, w = pl.col("label"), pl.col("weight")
+    e = y - pl.col("prediction")
+    sw = w.sum()
+    mean_y = (w * y).sum() / sw
+    mean_e = (w * e).sum() / sw
+    k = MOMENTS
+    return [
+        sw.alias(f"{k}.w"),
+        mean_y.alias(f"{k}.mean_y"),
+        (w * (y - mean_y) ** 2).sum().alias(f"{k}.m2_y"),
+        mean_e.alias(f"{k}.mean_e"),
+        (w * (e - mean_e) ** 2).sum().alias(f"{k}.m2_e"),
+        (w * e**2).sum().alias(f"{k}.sse"),
+        (w * e.abs()).sum().alias(f"{k}.sae"),
+        (w * e.abs() / pl.max_horizontal(y.abs(), pl.lit(EPS64))).sum().alias(f"{k}.sape"),
+        e.abs().max().alias(f"{k}.max_e"),
+    ]
+
+
+def _combine_moments(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    k = MOMENTS
+    mx = f"{k}.max_e"
+    maxes = df.group_by(keys).agg(pl.col(mx).max()) if keys else df.select(pl.col(mx).max())
+    merged = combine_moments(
+        df.drop(mx), keys,
+        {"y": (f"{k}.mean_y", f"{k}.m2_y"), "e": (f"{k}.mean_e", f"{k}.m2_e")}, f"{k}.w",
+    )
+    return merged.join(maxes, on=keys) if keys else pl.concat([merged, maxes], how="horizontal")
+
+
+def _moments(p: Params, c: Context) -> Sequence[Stat]:
+    return [AggStat(MOMENTS, _moment_exprs, _combine_moments)]
+
+
+def _abs_errors_build(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    return lf.group_by([*keys, (pl.col("label") - pl.col("prediction")).abs().alias("abs_e")]).agg(
+        pl.col("weight").sum().alias("w")
+    )
+
+
+def _abs_errors(p: Params, c: Context) -> Sequence[Stat]:
+    return [FrameStat(ABS_ERRORS, _abs_errors_build, partial(sum_by, by=["abs_e"]))]
+
+
+def _m(stats: StatValues) -> dict[str, float]:
+    return {k.removeprefix(MOMENTS + "."): float(v) for k, v in stats[MOMENTS].items()}
+
+
+def _value(fn: Callable[[dict[str, float]], MetricValue]) -> Callable[[StatValues, Params],
+                                                                      MetricValue]:
+    def value(stats: StatValues, params: Params) -> MetricValue:
+        m = _m(stats)
+        if m["w"] <= 0:
+            return MetricValue(None, notes=["no rows (or zero total weight)"])
+        return fn(m)
+
+    return value
+
+
+def _r2(m: dict[str, float]) -> MetricValue:
+    if m["m2_y"] == 0:
+        v = 1.0 if m["sse"] == 0 else 0.0
+        return MetricValue(v, notes=[f"the target is constant: reported as {v:g}, as "
+                                     "scikit-learn's force_finite"])
+    return MetricValue(1 - m["sse"] / m["m2_y"])
+
+
+def _explained_variance(m: dict[str, float]) -> MetricValue:
+    if m["m2_y"] == 0:
+        v = 1.0 if m["m2_e"] == 0 else 0.0
+        return MetricValue(v, notes=[f"the target is constant: reported as {v:g}, as "
+                                     "scikit-learn's force_finite"])
+    return MetricValue(1 - m["m2_e"] / m["m2_y"])
+
+
+def _median_ae(stats: StatValues, params: Params) -> MetricValue:
+    df: pl.DataFrame = stats[ABS_ERRORS]
+    df = df.filter(pl.col("w") > 0)
+    if df.height == 0:
+        return MetricValue(None, notes=["no rows (or zero total weight)"])
+    df = df.sort("abs_e").with_columns(pl.col("w").cum_sum().alias("cw"))
+    total = float(df["cw"][-1])
+    half = total / 2
+    # weighted median, averaging the two middle values when the half falls on a boundary
+    # (the unweighted case gives numpy's median; weights follow scikit-learn's averaged
+    # weighted percentile)
+    lower = df.filter(pl.col("cw") >= half)["abs_e"][0]
+    upper = df.filter(pl.col("cw") > half)["abs_e"][0]
+    return MetricValue((float(lower) + float(upper)) / 2)
+
+
+REG = (frozenset({"label"}), frozenset({"prediction"}))
+PEER = "scikit-learn (sklearn.metrics) and Spark MLlib RegressionMetrics"
+
+
+def _metric(name: str, summary: str, formula: str, fn: Callable[[dict[str, float]], MetricValue],
+            direction: str = "lower", aliases: tuple[str, ...] = (), conventions: str = "",
+            rng: tuple[float | None, float | None] = (0.0, None)) -> Metric:
+    return Metric(
+        name, FAMILY, summary, formula, direction,  # type: ignore[arg-type]
+        REG, _moments, _value(fn), conventions=conventions or "Weighted by the weight column.",
+        peer=PEER, aliases=aliases, range=rng,
+    )
+
+
+METRICS: list[Metric] = [
+    _metric("mse", "mean squared error", "Σ w·(y − ŷ)² / Σ w",
+            lambda m: MetricValue(m["sse"] / m["w"]), aliases=("mean_squared_error",)),
+    _metric("rmse", "root mean squared error", "√(Σ w·(y − ŷ)² / Σ w)",
+            lambda m: MetricValue((m["sse"] / m["w"]) ** 0.5),
+            aliases=("root_mean_squared_error",)),
+    _metric("mae", "mean absolute error", "Σ w·|y − ŷ| / Σ w",
+            lambda m: MetricValue(m["sae"] / m["w"]), aliases=("mean_absolute_error",)),
+    _metric("r2", "coefficient of determination", "1 − Σ w·(y − ŷ)² / Σ w·(y − ȳ)²", _r2,
+            direction="higher", aliases=("r_squared", "r2_score"), rng=(None, 1.0),
+            conventions="Weighted; ȳ is the weighted mean. A constant target gives 1 when "
+            "the predictions are exact, else 0, with a note (scikit-learn's force_finite)."),
+    _metric("explained_variance", "share of the target's variance the errors do not have",
+            "1 − Var_w(y − ŷ) / Var_w(y)", _explained_variance, direction="higher",
+            aliases=("explained_variance_score",), rng=(None, 1.0),
+            conventions="Weighted population variances. A constant target gives 1 or 0 with "
+            "a note (scikit-learn's force_finite). Spark's explainedVariance is a different "
+            "quantity (the variance of the predictions), not this score."),
+    _metric("mape", "mean absolute percentage error (as a fraction, not ×100)",
+            "Σ w·|y − ŷ| / max(|y|, ε) / Σ w", lambda m: MetricValue(m["sape"] / m["w"]),
+            aliases=("mean_absolute_percentage_error",),
+            conventions="Weighted; |y| is floored at float64 epsilon, so a zero target gives "
+            "a huge but finite term, as scikit-learn's mean_absolute_percentage_error. "
+            "A fraction (0.1 = 10%)."),
+    _metric("max_error", "largest absolute error", "max |y − ŷ|",
+            lambda m: MetricValue(m["max_e"]),
+            conventions="Unweighted (weights do not change a maximum), as scikit-learn's "
+            "max_error."),
+    Metric("median_absolute_error", FAMILY, "median of the absolute errors",
+           "median |y − ŷ| (weighted median with weights)", "lower", REG, _abs_errors,
+           _median_ae,
+           conventions="Exact; with an even count the mean of the two middle values, as "
+           "numpy's median and scikit-learn's median_absolute_error. With weights, the "
+           "weighted median averaging at a boundary.",
+           peer="scikit-learn median_absolute_error", aliases=("medae",), range=(0.0, None)),
+]

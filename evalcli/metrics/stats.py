@@ -1,0 +1,62 @@
+"""Helpers shared by the metric families: combining partial statistics, curves from counts.
+
+Everything here works on small frames of statistics, never on the rows of the input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Literal
+
+import polars as pl
+
+CombineOp = Literal["sum", "max", "min"]
+
+
+def combine_columns(df: pl.DataFrame, keys: list[str], ops: Mapping[str, CombineOp]) -> pl.DataFrame:
+    """Combine partial rows column by column with ``sum``, ``max`` or ``min``.
+
+    >>> parts = pl.DataFrame({"tp": [1.0, 2.0], "mx": [3.0, 1.0]})
+    >>> combine_columns(parts, [], {"tp": "sum", "mx": "max"}).row(0)
+    (3.0, 3.0)
+    """
+    exprs = [getattr(pl.col(c), op)().alias(c) for c, op in ops.items()]
+    if keys:
+        return df.group_by(keys, maintain_order=True).agg(exprs)
+    return df.select(exprs)
+
+
+def sum_by(df: pl.DataFrame, keys: list[str], by: list[str]) -> pl.DataFrame:
+    """Combine partial count tables (e.g. weights per distinct score) by adding per ``by`` value."""
+    group = [*keys, *by]
+    values = [c for c in df.columns if c not in group]
+    return df.group_by(group).agg([pl.col(c).sum() for c in values])
+
+
+def combine_moments(
+    df: pl.DataFrame, keys: list[str], groups: Mapping[str, tuple[str, str]], weight: str
+) -> pl.DataFrame:
+    """Combine (weight, mean, M2) triples with Chan et al.'s parallel formula.
+
+    ``groups`` maps a name to its (mean column, M2 column); ``weight`` is the column of total
+    weight of each part. Other columns are summed. Exact up to rounding, with no cancellation
+    from raw sums of squares.
+
+    >>> parts = pl.DataFrame({"w": [2.0, 2.0], "m": [1.0, 3.0], "s": [0.0, 0.0]})
+    >>> combine_moments(parts, [], {"y": ("m", "s")}, "w").row(0)
+    (4.0, 2.0, 4.0)
+    """
+    w = pl.col(weight)
+    total = w.sum()
+    exprs: list[pl.Expr] = [total.alias(weight)]
+    moment_cols = set()
+    for mean_c, m2_c in groups.values():
+        moment_cols |= {mean_c, m2_c}
+        mean = (w * pl.col(mean_c)).sum() / total
+        exprs.append(mean.alias(mean_c))
+        exprs.append((pl.col(m2_c).sum() + (w * (pl.col(mean_c) - mean) ** 2).sum()).alias(m2_c))
+    others = [c for c in df.columns if c not in {*keys, weight, *moment_cols}]
+    exprs += [pl.col(c).sum().alias(c) for c in others]
+    if keys:
+        return df.group_by(keys, maintain_order=True).agg(exprs)
+    return df.select(exprs)

@@ -1,0 +1,98 @@
+"""Reports: one report object (:class:`~evalcli.result.RunResult`), one module per format.
+
+``render(result, fmt)`` returns the text of a format; ``write(result, path)`` picks the format
+from the extension and writes atomically (a temporary file in the same folder, then a rename),
+so a crash never leaves a half-written report in place of the old one.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from enum import Enum
+from pathlib import Path
+
+from evalcli.errors import ConfigError
+from evalcli.result import RunResult
+
+
+class ReportFormat(str, Enum):
+    """Output formats."""
+
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+    junit = "junit"
+    html = "html"
+
+
+EXTENSIONS = {
+    ".json": ReportFormat.json,
+    ".md": ReportFormat.markdown,
+    ".markdown": ReportFormat.markdown,
+    ".xml": ReportFormat.junit,
+    ".html": ReportFormat.html,
+    ".htm": ReportFormat.html,
+    ".txt": ReportFormat.table,
+}
+
+
+def _renderers() -> dict[ReportFormat, Callable[[RunResult], str]]:
+    from evalcli.report import json as json_report
+    from evalcli.report import table
+
+    out: dict[ReportFormat, Callable[[RunResult], str]] = {
+        ReportFormat.json: json_report.render,
+        ReportFormat.table: table.render_text,
+    }
+    for fmt, module in ((ReportFormat.markdown, "markdown"), (ReportFormat.junit, "junit"),
+                        (ReportFormat.html, "html")):
+        try:
+            mod = __import__(f"evalcli.report.{module}", fromlist=["render"])
+        except ImportError:
+            continue
+        out[fmt] = mod.render
+    return out
+
+
+def render(result: RunResult, fmt: ReportFormat) -> str:
+    renderers = _renderers()
+    if fmt not in renderers:
+        raise ConfigError(f"report format '{fmt.value}' is not available in this version",
+                          hint=f"use one of: {', '.join(f.value for f in renderers)}")
+    return renderers[fmt](result)
+
+
+def format_for(path: Path) -> ReportFormat:
+    fmt = EXTENSIONS.get(path.suffix.lower())
+    if fmt is None:
+        raise ConfigError(
+            f"cannot tell the report format of {path} from its extension",
+            hint="use .json, .md, .xml (JUnit), .html or .txt",
+        )
+    return fmt
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically."""
+    path = Path(path)
+    if path.parent and not path.parent.exists():
+        raise ConfigError(f"cannot write {path}: the folder {path.parent} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def write(result: RunResult, path: Path, fmt: ReportFormat | None = None) -> None:
+    write_atomic(path, render(result, fmt or format_for(path)))

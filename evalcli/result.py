@@ -1,0 +1,107 @@
+"""What a run produces: plain data shared by the engine, the gates and the reports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Gate:
+    """A threshold on a metric: ``min`` and/or ``max``, optionally for one segment only."""
+
+    min: float | None = None
+    max: float | None = None
+    segment: str | None = None
+    """``None``: the overall value; ``"*"``: every segment; else the named segment."""
+
+    def describe(self) -> str:
+        parts = []
+        if self.min is not None:
+            parts.append(f">= {self.min:g}")
+        if self.max is not None:
+            parts.append(f"<= {self.max:g}")
+        return " and ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.min is not None:
+            out["min"] = self.min
+        if self.max is not None:
+            out["max"] = self.max
+        if self.segment is not None:
+            out["segment"] = self.segment
+        return out
+
+
+@dataclass
+class MetricResult:
+    """One metric's value (``None`` if undefined), with its id, parameters and gate outcome."""
+
+    id: str
+    metric: str
+    family: str
+    params: dict[str, Any]
+    direction: str
+    value: float | None
+    details: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    gate: Gate | None = None
+    passed: bool | None = None
+    failure: str | None = None
+
+
+@dataclass
+class SegmentResult:
+    """All metrics for one segment (one combination of the group_by columns' values)."""
+
+    key: dict[str, Any]
+    rows: int
+    metrics: list[MetricResult]
+
+    @property
+    def label(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in self.key.items())
+
+
+@dataclass
+class InputInfo:
+    path: str
+    rows: int | None
+    columns: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class AlignmentInfo:
+    matched: int
+    only_in_predictions: int
+    only_in_truth: int
+    unmatched_policy: str
+    dropped_nulls: int = 0
+    null_policy: str = "error"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RunResult:
+    """Everything a report shows."""
+
+    task: str
+    engine: str
+    predictions: InputInfo
+    truth: InputInfo | None
+    alignment: AlignmentInfo
+    metrics: list[MetricResult]
+    group_by: list[str] = field(default_factory=list)
+    segments: list[SegmentResult] = field(default_factory=list)
+    options: dict[str, Any] = field(default_factory=dict)
+    gating: bool = True
+    passed: bool = True
+    failures: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def metric(self, id_: str) -> MetricResult:
+        for m in self.metrics:
+            if m.id == id_:
+                return m
+        raise KeyError(id_)
