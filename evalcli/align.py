@@ -36,6 +36,8 @@ class Inputs:
     group_by: Sequence[str] = ()
     unmatched: str = "error"
     nulls: str = "error"
+    options: Mapping[str, object] = field(default_factory=dict)
+    """Task options (for the task's reshape hook)."""
 
 
 @dataclass
@@ -83,11 +85,22 @@ def align(task: Task, inputs: Inputs) -> Aligned:
     role_file: dict[str, str] = {}
     pick_p: dict[str, str] = {}  # canonical -> column in predictions
     pick_t: dict[str, str] = {}
+    sides = {r.name: r.side for r in task.roles}
+    sides["label"] = "truth"  # the label is always the truth
     wanted = [r.name for r in task.roles] + ["weight"]
+    join_roles = [r.name for r in task.roles if r.side == "both"]
     for role in wanted:
         configured = role in inputs.columns
         col = inputs.columns.get(role, role)
-        truth_side = role == "label" and truth_lf is not None
+        if sides.get(role) == "both" and truth_lf is not None:
+            for names, file in ((pnames, pfile), (tnames, tfile)):
+                if col not in names:
+                    raise _missing(str(file), role, col, names)
+            pick_p[role] = pick_t[role] = col
+            columns[role] = col
+            role_file[role] = f"{pfile} and {tfile}"
+            continue
+        truth_side = sides.get(role) == "truth" and truth_lf is not None
         where_names, where_file, target = (
             (tnames, tfile, pick_t) if truth_side else (pnames, pfile, pick_p)
         )
@@ -129,7 +142,9 @@ def align(task: Task, inputs: Inputs) -> Aligned:
         segments.append(name)
 
     ids: list[str] = []
-    if truth_lf is not None:
+    if truth_lf is not None and join_roles:
+        ids = []
+    elif truth_lf is not None:
         ids = list(inputs.id_columns or ["id"])
         for side, names, file in ((pnames, pnames, pfile), (tnames, tnames, tfile)):
             for c in ids:
@@ -143,14 +158,25 @@ def align(task: Task, inputs: Inputs) -> Aligned:
     def project(lf: pl.LazyFrame, picks: Mapping[str, str]) -> pl.LazyFrame:
         return lf.select([*(pl.col(c) for c in ids), *(pl.col(c).alias(k) for k, c in picks.items())])
 
+    def shaped(lf: pl.LazyFrame, side: str) -> pl.LazyFrame:
+        return task.reshape(lf, side, inputs.options) if task.reshape is not None else lf
+
     if truth_lf is None:
-        lf = project(pred_lf, pick_p)
+        lf = shaped(project(pred_lf, pick_p), "single")
         pred_rows, truth_rows = lf, None
     else:
-        left = project(pred_lf, pick_p)
-        right = project(truth_lf, pick_t)
+        left = shaped(project(pred_lf, pick_p), "predictions")
+        right = shaped(project(truth_lf, pick_t), "truth")
         pred_rows, truth_rows = left, right
-        lf = left.join(right, on=ids, how="inner", validate="1:1")
+        keys = [*ids, *join_roles]
+        if task.join == "full":
+            lf = left.with_columns(pl.lit(True).alias("__in_predictions")).join(
+                right.with_columns(pl.lit(True).alias("__in_truth")),
+                on=keys, how="full", coalesce=True, validate="1:1",
+            )
+        else:
+            lf = left.join(right, on=keys, how="inner", validate="1:1")
+        ids = keys
     if "weight" not in columns:
         lf = lf.with_columns(pl.lit(1.0, dtype=pl.Float64).alias("weight"))
     schema = dict(lf.collect_schema())
@@ -187,10 +213,9 @@ def duplicate_error(a: Aligned) -> InputDataError:
 
 def unmatched_error(a: Aligned, only_pred: int, only_truth: int) -> InputDataError:
     """Name the first unmatched keys (called when the unmatched policy is 'error')."""
-    assert a.truth_rows is not None
     parts = []
     for n, lf, other, file in ((only_pred, a.pred_rows, a.truth_rows, a.inputs.predictions.path),
-                               (only_truth, a.truth_rows, a.pred_rows,
+                               (only_truth, a.truth_rows or a.pred_rows, a.pred_rows,
                                 a.inputs.truth.path if a.inputs.truth else "")):
         if n:
             first = lf.select(a.ids).join(other.select(a.ids), on=a.ids, how="anti") \

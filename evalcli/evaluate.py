@@ -52,6 +52,7 @@ def inputs_of(cfg: Config) -> Inputs:
         group_by=cfg.group_by,
         unmatched=cfg.alignment.unmatched,
         nulls=cfg.alignment.nulls,
+        options=cfg.options,
     )
 
 

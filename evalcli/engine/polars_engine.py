@@ -91,7 +91,8 @@ def compute(plan: Plan, a: Aligned, stats: Mapping[str, Stat], engine: str) -> C
     if "weight" in a.roles:
         checks.setdefault("weight_nonnegative", _weight_check())
 
-    needed = sorted(a.roles)
+    nullable = {r.name for r in plan.task.roles if r.nullable}
+    needed = sorted(r for r in a.roles if r not in nullable)
     base = a.lf
     if a.inputs.nulls == "drop":
         keep = pl.all_horizontal([~_bad_null(a, r) for r in needed]) if needed else pl.lit(True)
@@ -105,8 +106,10 @@ def compute(plan: Plan, a: Aligned, stats: Mapping[str, Stat], engine: str) -> C
     frames = [st for st in stats.values() if isinstance(st, FrameStat)]
     agg_exprs = [e for st in aggs for e in st.exprs()]
 
+    full = plan.task.join == "full" and a.truth_rows is not None
+    matched_expr = (pl.col("__in_predictions") & pl.col("__in_truth")).sum() if full else pl.len()
     queries: list[pl.LazyFrame] = [
-        base.select([pl.len().alias("rows"), *_null_exprs(a, needed)]),
+        base.select([matched_expr.alias("rows"), *_null_exprs(a, needed)]),
         filtered.select([pl.len().alias("rows"),
                          *(c.violation().sum().alias(f"check:{n}") for n, c in checks.items())]),
         norm.select(agg_exprs) if agg_exprs else pl.LazyFrame({"_": [0]}),
@@ -136,7 +139,8 @@ def compute(plan: Plan, a: Aligned, stats: Mapping[str, Stat], engine: str) -> C
     pred_n = int(results[-len(sides)].item())
     truth_n = int(results[-1].item()) if a.truth_rows is not None else pred_n
     only_p, only_t = pred_n - matched, truth_n - matched
-    if a.truth_rows is not None and a.inputs.unmatched == "error" and (only_p or only_t):
+    if a.truth_rows is not None and not full and a.inputs.unmatched == "error" and (
+            only_p or only_t):
         raise unmatched_error(a, only_p, only_t)
 
     for role in needed:
@@ -161,7 +165,7 @@ def compute(plan: Plan, a: Aligned, stats: Mapping[str, Stat], engine: str) -> C
     alignment = AlignmentInfo(
         matched=matched, only_in_predictions=only_p, only_in_truth=only_t,
         unmatched_policy=a.inputs.unmatched, null_policy=a.inputs.nulls,
-        dropped_nulls=matched - int(checks_row["rows"]),
+        dropped_nulls=int(nulls_row["rows"]) - int(checks_row["rows"]) if not full else 0,
     )
 
     pos = 2

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from evalcli.metrics.base import Check, Param
 
@@ -25,6 +25,11 @@ class Role:
     help: str
     required: bool = False
     numeric: bool = False
+    side: Literal["predictions", "truth", "both"] = "predictions"
+    """Where the column lives when there are two files. Roles on ``both`` sides are the join
+    keys (e.g. query and item for ranking); otherwise the ``id`` columns are."""
+    nullable: bool = False
+    """Nulls are expected after the join (e.g. relevance of a recommended, unjudged item)."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,14 @@ class Task:
     """Turn the checked frame into the typed frame the metrics assume (e.g. labels to 0/1)."""
     requires_any: tuple[frozenset[str], ...] = ()
     """Role groups of which at least one must be present (e.g. score or prediction)."""
+    join: Literal["inner", "full"] = "inner"
+    """``inner``: rows line up one to one (unmatched rows follow the alignment policy).
+    ``full``: rows of either side are kept (ranking: unjudged recommendations, unrecommended
+    relevant items); the task's statistics handle the nulls."""
+    reshape: Callable[[pl.LazyFrame, str, Mapping[str, Any]], pl.LazyFrame] | None = None
+    """Applied to each side after its columns are renamed to roles and before the join:
+    ``reshape(lf, side, options)`` with side ``"predictions"``, ``"truth"`` or ``"single"``
+    (e.g. multilabel's long layout aggregated to one row per id)."""
 
     def role_names(self) -> list[str]:
         return [r.name for r in self.roles]
