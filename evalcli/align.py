@@ -214,8 +214,9 @@ def duplicate_error(a: Aligned) -> InputDataError:
 def unmatched_error(a: Aligned, only_pred: int, only_truth: int) -> InputDataError:
     """Name the first unmatched keys (called when the unmatched policy is 'error')."""
     parts = []
-    for n, lf, other, file in ((only_pred, a.pred_rows, a.truth_rows, a.inputs.predictions.path),
-                               (only_truth, a.truth_rows or a.pred_rows, a.pred_rows,
+    truth_rows = a.truth_rows if a.truth_rows is not None else a.pred_rows
+    for n, lf, other, file in ((only_pred, a.pred_rows, truth_rows, a.inputs.predictions.path),
+                               (only_truth, truth_rows, a.pred_rows,
                                 a.inputs.truth.path if a.inputs.truth else "")):
         if n:
             first = lf.select(a.ids).join(other.select(a.ids), on=a.ids, how="anti") \

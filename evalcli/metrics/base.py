@@ -23,6 +23,7 @@ twice.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -108,7 +109,7 @@ class Param:
                 else:
                     coerced = tuple(value)
             else:  # pragma: no cover - declarations use the types above
-                coerced = self.type(value)
+                coerced = value
         except (TypeError, ValueError):
             raise MetricError(
                 f"parameter '{self.name}'{at} must be {self.type.__name__}, got {value!r}"
@@ -120,13 +121,15 @@ class Param:
                 + did_you_mean(str(value), [str(c) for c in self.choices])
             )
         for op, bound, ok in (
-            (">", self.gt, lambda v, b: v > b),
-            (">=", self.ge, lambda v, b: v >= b),
-            ("<", self.lt, lambda v, b: v < b),
-            ("<=", self.le, lambda v, b: v <= b),
+            (">", self.gt, operator.gt),
+            (">=", self.ge, operator.ge),
+            ("<", self.lt, operator.lt),
+            ("<=", self.le, operator.le),
         ):
             if bound is not None and not ok(coerced, bound):
-                raise MetricError(f"parameter '{self.name}'{at} must be {op} {bound:g}, got {value!r}")
+                raise MetricError(
+                    f"parameter '{self.name}'{at} must be {op} {bound:g}, got {value!r}"
+                )
         return coerced
 
 

@@ -97,8 +97,9 @@ def _to01(role: str, t: TaskInput) -> pl.Expr:
         else:
             pos = str(positive)
             col = col.cast(pl.String)
-        return (col == pos).cast(F64).alias(role)
-    return col.cast(F64).alias(role)
+        out: pl.Expr = (col == pos).cast(F64).alias(role)
+        return out
+    return col.cast(F64, strict=False).alias(role)
 
 
 def _normalize(lf: pl.LazyFrame, t: TaskInput) -> pl.LazyFrame:

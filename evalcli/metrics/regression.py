@@ -32,17 +32,24 @@ F64 = pl.Float64
 EPS64 = 2.220446049250313e-16
 
 
+def _not_null(role: str) -> Callable[[], pl.Expr]:
+    return lambda: pl.col(role).is_not_null()
+
+
+def _infinite(role: str) -> Callable[[], pl.Expr]:
+    return lambda: pl.col(role).cast(F64).is_infinite()
+
+
 def _checks(t: TaskInput) -> list[Check]:
     out = []
     for role in ("label", "prediction"):
         dtype = t.schema.get(role)
         if dtype is not None and not dtype.is_numeric():
-            out.append(Check(f"{role}_numeric", role, lambda r=role: pl.col(r).is_not_null(),
+            out.append(Check(f"{role}_numeric", role, _not_null(role),
                              f"the {role} column holds {dtype} values; regression needs numbers",
                              f"point '{role}' at a numeric column"))
         elif dtype is not None:
-            out.append(Check(f"{role}_finite", role,
-                             lambda r=role: pl.col(r).cast(F64).is_infinite(),
+            out.append(Check(f"{role}_finite", role, _infinite(role),
                              f"the {role} column holds infinite values",
                              "replace or drop them"))
     return out

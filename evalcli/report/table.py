@@ -60,7 +60,8 @@ def segments_table(r: RunResult) -> Table | None:
     for m in r.metrics:
         t.add_column(Text(m.id), justify="right")
     for s in r.segments:
-        cells: list[RenderableType] = [str(s.key[g]) for g in r.group_by] + [str(s.rows)]
+        cells: list[RenderableType] = [Text(str(s.key[g])) for g in r.group_by]
+        cells.append(str(s.rows))
         for m in s.metrics:
             txt = fmt_value(m.value)
             style = "red" if m.passed is False else ""
