@@ -99,7 +99,7 @@ def default_metrics(registry: Registry, plan: Plan, roles: frozenset[str]) -> No
         return
     for metric in sorted((m for m in registry if m.family == plan.task.name),
                          key=lambda m: list(registry.metrics.values()).index(m)):
-        if metric.missing_roles(roles):
+        if metric.missing_roles(roles) or not metric.in_default_set:
             continue
         if any(p.default is None and not p.nullable for p in metric.params):
             continue

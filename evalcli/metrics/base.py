@@ -233,6 +233,9 @@ class Metric:
     """Name of the parameter that ``name@N`` sets (usually ``k``), if any."""
     range: tuple[float | None, float | None] = (None, None)
     """Bounds of the value, for documentation and property tests."""
+    in_default_set: bool = True
+    """Whether a config that lists no metrics computes this one (False for variants that
+    would repeat another metric at their defaults, e.g. fbeta at beta=1 is f1)."""
     checks: tuple[Check, ...] = ()
     """Extra row rules this metric needs (e.g. scores are probabilities for log loss)."""
     engines: frozenset[str] = frozenset({"polars", "streaming", "spark"})

@@ -354,7 +354,7 @@ def _mean_of(name: str) -> Callable[[StatValues, Params], MetricValue]:
 PROBABILITY = Check(
     "score_probability", "score",
     lambda: (pl.col("score") < 0) | (pl.col("score") > 1),
-    "this metric needs probabilities, but the score column holds values outside [0, 1]",
+    "log_loss and brier need probabilities, but the score column holds values outside [0, 1]",
     "give calibrated probabilities (for example apply a sigmoid), or drop log_loss/brier",
 )
 
@@ -381,7 +381,7 @@ def _proba_stats(p: Params, c: Context) -> Sequence[Stat]:
 def _count_metric(name: str, summary: str, formula: str, value: Callable[..., MetricValue],
                   *, zero_division: bool = True, direction: str = "higher",
                   aliases: tuple[str, ...] = (), extra: tuple[Param, ...] = (),
-                  conventions: str = "") -> Metric:
+                  conventions: str = "", in_default_set: bool = True) -> Metric:
     params = (THRESHOLD, *extra, *((ZERO_DIVISION,) if zero_division else ()))
     return Metric(
         name=name, family=FAMILY, summary=summary, formula=formula,
@@ -393,7 +393,7 @@ def _count_metric(name: str, summary: str, formula: str, value: Callable[..., Me
             "score >= 0.5."
             + (" When the denominator is 0 the value is zero_division (0 by default, with a "
                "note), as scikit-learn's zero_division." if zero_division else "")),
-        peer=PEERS_COUNTS, aliases=aliases, range=(0.0, 1.0),
+        peer=PEERS_COUNTS, aliases=aliases, range=(0.0, 1.0), in_default_set=in_default_set,
     )
 
 
@@ -426,7 +426,7 @@ METRICS: list[Metric] = [
                   "(1+β²)·tp / ((1+β²)·tp + β²·fn + fp)", _fbeta_value,
                   extra=(Param("beta", float, 1.0, "weight of recall relative to precision",
                                gt=0),),
-                  aliases=("f_beta", "fbeta_score")),
+                  aliases=("f_beta", "fbeta_score"), in_default_set=False),
     _count_metric("mcc", "Matthews correlation coefficient between labels and predictions",
                   "(tp·tn − fp·fn) / √((tp+fp)(tp+fn)(tn+fp)(tn+fn))", _mcc_value,
                   zero_division=False, aliases=("matthews_corrcoef",),
