@@ -54,7 +54,11 @@ def compare(
     = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stderr.")] = False,
 ) -> None:
-    """Evaluate predictions against truth without a config: task and columns inferred."""
+    """Evaluate predictions against truth without a config.
+
+    The task and the columns are inferred when that is unambiguous; otherwise the error names
+    the candidates and the option that decides.
+    """
     from evalcli.infer import build_config
 
     cfg, inferred = build_config(

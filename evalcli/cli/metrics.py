@@ -9,7 +9,7 @@ import typer
 from evalcli.cli.common import stdout, user_errors
 
 app = typer.Typer(
-    help="List the metrics (name, family, parameters, direction, definition), or show one.",
+    help="List the metrics, or show one in full.",
     invoke_without_command=True,
     no_args_is_help=False,
 )

@@ -47,7 +47,10 @@ def run(
     ] = True,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stderr.")] = False,
 ) -> None:
-    """Evaluate the predictions a config names, print a table or report, gate on thresholds."""
+    """Evaluate a config's predictions; print or write the report.
+
+    Gates (min/max on metrics) decide the exit code: 0 passed, 1 a gate failed, 2 bad input.
+    """
     from evalcli.evaluate import run_path
 
     result = run_path(config, predictions=predictions, truth=truth, gating=gate)

@@ -8,7 +8,10 @@ import typer
 
 
 def schema() -> None:
-    """Print the JSON Schema of the config (save it and point your editor's YAML plugin at it)."""
+    """Print the JSON Schema of the config file.
+
+    Save it and point your editor's YAML plugin at it for completion and checks.
+    """
     from evalcli.config import json_schema
 
     typer.echo(json.dumps(json_schema(), indent=2))

@@ -16,7 +16,10 @@ EPILOG = "Examples:\n\n  evalcli validate configs/binary-gated.yaml"
 def validate(
     config: Annotated[Path, typer.Argument(help="YAML config to check.", dir_okay=False)],
 ) -> None:
-    """Check a config: keys, metric names and parameters, files, columns and their types."""
+    """Check a config and its files' columns without computing.
+
+    Checks the keys, the metric names and parameters, the files, the columns and their types.
+    """
     from evalcli.config import load_config
     from evalcli.evaluate import prepare
 
