@@ -85,6 +85,13 @@ class Alignment(Strict):
     )
 
 
+class SegmentGate(Strict):
+    """A gate on a metric's per-segment values."""
+
+    min: float | None = Field(None, description="fail when a segment's value is below")
+    max: float | None = Field(None, description="fail when a segment's value is above")
+
+
 class MetricEntry(Strict):
     """A metric as written in the config, before the registry resolves it."""
 
@@ -92,7 +99,18 @@ class MetricEntry(Strict):
     metric: str = Field(description="metric name, optionally with @k (e.g. ndcg@10)")
     min: float | None = Field(None, description="gate: fail when the value is below")
     max: float | None = Field(None, description="gate: fail when the value is above")
+    segments: dict[str, SegmentGate] | None = Field(
+        None, description="gates per segment (needs group_by): {min: 0.8} holds for every "
+        "segment; {'region=EU': {min: 0.8}, '*': {min: 0.7}} for a listed segment and the rest"
+    )
     _params: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    @field_validator("segments", mode="before")
+    @classmethod
+    def _every_segment(cls, v: Any) -> Any:
+        if isinstance(v, dict) and v and set(v) <= {"min", "max"}:
+            return {"*": v}
+        return v
 
     @property
     def params(self) -> dict[str, Any]:
@@ -154,6 +172,35 @@ def parse_metric_id(text: str) -> tuple[str, int | None, dict[str, str]]:
     return m.group(1).lower(), k, params
 
 
+class ChangeGate(Strict):
+    """Gates on the change from a baseline, in the metric's direction (better is positive)."""
+
+    max_drop: float | None = Field(
+        None, ge=0, description="fail when the metric gets worse by more than this (absolute)")
+    max_relative_drop: float | None = Field(
+        None, ge=0, description="fail when it gets worse by more than this fraction of the "
+        "baseline (0.02 = 2%)")
+    min_improvement: float | None = Field(
+        None, description="fail unless the metric gets better by at least this (absolute)")
+    min_relative_improvement: float | None = Field(
+        None, description="fail unless it gets better by at least this fraction of the baseline")
+
+
+class Baseline(ChangeGate):
+    """The accepted report a run is compared with; gates here apply to every metric."""
+
+    report: str = Field(description="path of the accepted JSON report")
+    metrics: dict[str, ChangeGate] = Field(
+        default_factory=dict, description="gates for one metric id, replacing the ones above")
+
+
+class Curves(Strict):
+    """Where to write curve points."""
+
+    path: str = Field(description="folder for roc, pr (binary) and residuals (regression)")
+    format: Literal["csv", "parquet"] = Field("csv", description="csv or parquet")
+
+
 class Config(Strict):
     """An evalcli run."""
 
@@ -176,12 +223,23 @@ class Config(Strict):
         default_factory=list, description="local Python files with metrics (runs their code)"
     )
     report: list[str] = Field(default_factory=list, description="report files to write")
+    baseline: Baseline | None = Field(
+        None, description="an accepted JSON report to compare with, and gates on the change"
+    )
+    curves: Curves | None = Field(
+        None, description="folder to write ROC/PR points (and residuals) as CSV or Parquet"
+    )
     base_dir: Path = Field(default=Path("."), exclude=True)
 
-    @field_validator("predictions", "truth", mode="before")
+    @field_validator("predictions", "truth", "curves", mode="before")
     @classmethod
     def _path_or_mapping(cls, v: Any) -> Any:
         return {"path": v} if isinstance(v, str) else v
+
+    @field_validator("baseline", mode="before")
+    @classmethod
+    def _report_or_mapping(cls, v: Any) -> Any:
+        return {"report": v} if isinstance(v, str) else v
 
     @field_validator("group_by", "report", "plugins", mode="before")
     @classmethod
@@ -210,7 +268,8 @@ def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
         if not fields or part not in fields:
             return None
         ann = fields[part].annotation
-        for cand in (InputSpec, Columns, Alignment, MetricEntry):
+        for cand in (InputSpec, Columns, Alignment, MetricEntry, SegmentGate, Baseline,
+                     ChangeGate, Curves):
             if ann is cand or cand in getattr(ann, "__args__", ()):
                 model = cand
                 break

@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from evalcli.align import Aligned, Inputs, align
-from evalcli.config import Config, InputSpec, MetricEntry, load_config
+from evalcli.config import Baseline, Config, InputSpec, MetricEntry, load_config
 from evalcli.engine.plan import Plan, check_roles, default_metrics, make_plan
 from evalcli.errors import ConfigError
-from evalcli.gates import evaluate_gates
+from evalcli.gates import EVERY, evaluate_gates, normalize_label
 from evalcli.io import Source
-from evalcli.metrics.registry import Registry, get_registry, load_plugin_path
-from evalcli.result import InputInfo, RunResult
+from evalcli.metrics.registry import Registry, get_registry, warn_broken
+from evalcli.result import Gate, InputInfo, RunResult
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
-def _source(cfg: Config, spec: InputSpec) -> Source:
+def _source(cfg: Config, spec: InputSpec, frame: pl.LazyFrame | None = None) -> Source:
+    if frame is not None:
+        return Source(path=spec.path, frame=frame)
     return Source(
         path=cfg.resolve(spec.path),
         format=spec.format.value if spec.format else None,
@@ -28,25 +34,23 @@ def _source(cfg: Config, spec: InputSpec) -> Source:
 
 
 def registry_for(cfg: Config) -> Registry:
-    reg = get_registry()
-    for plugin in cfg.plugins:
-        path = Path(cfg.resolve(plugin))
-        key = f"plugin file {path}"
-        if any(m.origin == key for m in reg):
-            continue
-        load_plugin_path(reg, path)
+    """The installed metrics plus the config's plugin files; warns about broken plugins."""
+    reg = get_registry().with_plugin_files(Path(cfg.resolve(p)) for p in cfg.plugins)
+    warn_broken(reg)
     return reg
 
 
-def inputs_of(cfg: Config) -> Inputs:
+def inputs_of(cfg: Config, frames: Mapping[str, pl.LazyFrame] | None = None) -> Inputs:
+    """The sources a config names; ``frames`` (from the Python API) replace files by role."""
+    frames = frames or {}
     cols = cfg.columns
     columns = {k: v for k, v in (("label", cols.label), ("score", cols.score),
                                  ("prediction", cols.prediction), ("weight", cols.weight))
                if v is not None}
     columns.update(cols.extra)
     return Inputs(
-        predictions=_source(cfg, cfg.predictions),
-        truth=_source(cfg, cfg.truth) if cfg.truth is not None else None,
+        predictions=_source(cfg, cfg.predictions, frames.get("predictions")),
+        truth=_source(cfg, cfg.truth, frames.get("truth")) if cfg.truth is not None else None,
         columns=columns,
         id_columns=cols.id,
         group_by=cfg.group_by,
@@ -64,25 +68,71 @@ class Prepared:
     registry: Registry
 
 
-def prepare(cfg: Config) -> Prepared:
+def prepare(cfg: Config, frames: Mapping[str, pl.LazyFrame] | None = None) -> Prepared:
     """Plan the metrics and align the inputs (reads schemas only). Used by run and validate."""
     reg = registry_for(cfg)
     plan = make_plan(reg, cfg.task, cfg.metrics, cfg.options)
     if cfg.engine == "spark":
         raise ConfigError("engine: spark is not available in this version",
                           hint="use engine: auto (the default)")
-    aligned = align(plan.task, inputs_of(cfg))
+    aligned = align(plan.task, inputs_of(cfg, frames))
     default_metrics(reg, plan, aligned.roles)
     check_roles(plan, aligned.roles, aligned.columns)
     return Prepared(cfg, plan, aligned, reg)
 
 
-def run_config(cfg: Config, *, gating: bool = True) -> RunResult:
-    """Evaluate a config: one pass over the inputs, gates applied, no printing."""
+def segment_gates(cfg: Config, plan: Plan) -> dict[str, dict[str, Gate]]:
+    """Per-segment gates by metric id and segment label (``*`` for every segment)."""
+    out: dict[str, dict[str, Gate]] = {}
+    entries = [e for e in cfg.metrics if e.segments]
+    if not entries:
+        return out
+    if not cfg.group_by:
+        raise ConfigError(f"metric '{entries[0].metric}' has per-segment gates "
+                          "('segments:'), but the config has no group_by",
+                          hint="add 'group_by: [column]' or remove 'segments:'")
+    for entry, pm in zip(cfg.metrics, plan.metrics, strict=True):
+        for label, g in (entry.segments or {}).items():
+            name = normalize_label(label)
+            if name != EVERY:
+                parts = dict(p.split("=", 1) for p in name.split(", ") if "=" in p)
+                if sorted(parts) != sorted(cfg.group_by) or len(parts) != name.count("=") \
+                        or name.count("=") != len(name.split(", ")):
+                    raise ConfigError(
+                        f"metric '{pm.id}': segment '{label}' does not name one value of each "
+                        f"group_by column ({', '.join(cfg.group_by)})",
+                        hint="write it as " + ", ".join(f"{c}=VALUE" for c in cfg.group_by)
+                        + ", or '*' for every segment")
+                name = ", ".join(f"{c}={parts[c]}" for c in cfg.group_by)
+            if g.min is None and g.max is None:
+                raise ConfigError(f"metric '{pm.id}': the gate for segment '{label}' has no "
+                                  "min or max")
+            out.setdefault(pm.id, {})[name] = Gate(min=g.min, max=g.max, segment=name)
+    return out
+
+
+def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
+               progress: Callable[[str], None] | None = None,
+               frames: Mapping[str, pl.LazyFrame] | None = None) -> RunResult:
+    """Evaluate a config: one pass over the inputs, gates applied, no printing.
+
+    ``curves`` also computes the curve tables (ROC/PR points, residuals) in the same pass;
+    ``progress`` is told what the run is doing (for a progress display); ``frames``
+    (``predictions``/``truth``, from the Python API) are read instead of the config's paths.
+    """
+    from evalcli.curves import curves_from, display_stats
     from evalcli.engine.polars_engine import run_polars
 
-    prep = prepare(cfg)
-    metrics, segments, alignment, engine = run_polars(prep.plan, prep.aligned, cfg.engine)
+    say = progress or (lambda _msg: None)
+    say("reading the inputs' schemas and aligning them")
+    prep = prepare(cfg, frames)
+    seg_gates = segment_gates(cfg, prep.plan)
+    extra: dict[str, Any] | None = None
+    if curves or cfg.curves is not None:
+        extra = dict(display_stats(cfg.task, prep.aligned.roles, prep.plan.options))
+    say(f"computing {len(prep.plan.metrics)} metric(s) in one pass")
+    metrics, segments, alignment, engine = run_polars(prep.plan, prep.aligned, cfg.engine,
+                                                      extra)
     a = prep.aligned
     truth_cols = {r: c for r, c in a.columns.items() if a.role_file.get(r) == a.inputs.truth.path} \
         if a.inputs.truth else {}
@@ -101,27 +151,53 @@ def run_config(cfg: Config, *, gating: bool = True) -> RunResult:
         options={k: v for k, v in prep.plan.options.items() if v is not None},
         gating=gating,
     )
-    for seg in segments:
-        for m, overall in zip(seg.metrics, metrics, strict=True):
-            m.gate = overall.gate
-    evaluate_gates(result)
+    if extra:
+        result.curves = curves_from(extra)
+    evaluate_gates(result, seg_gates)
+    if cfg.baseline is not None:
+        say("comparing with the baseline")
+        compare_baseline(result, cfg)
     if not gating:
         for m in result.metrics:
             m.passed = None
     return result
 
 
+def compare_baseline(result: RunResult, cfg: Config) -> None:
+    """Diff the result with the config's baseline report; its gate failures join the run's."""
+    from evalcli.diff import ChangeGate, Gates, diff_reports, load_report
+    from evalcli.report.json import to_dict
+
+    b = cfg.baseline
+    if b is None:
+        return
+    path = Path(cfg.resolve(b.report))
+    gates = Gates(ChangeGate.from_mapping(b.model_dump()),
+                  {id_: ChangeGate.from_mapping(g.model_dump()) for id_, g in b.metrics.items()})
+    d = diff_reports(load_report(path), to_dict(result), gates, base_name=str(b.report),
+                     cand_name="this run")
+    result.extra["baseline"] = d.to_dict()
+    result.failures += d.failures
+    result.passed = not result.failures if result.gating else True
+
+
 def run_path(path: Path, *, predictions: str | None = None, truth: str | None = None,
-             gating: bool = True, metrics: Sequence[str] = ()) -> RunResult:
+             gating: bool = True, metrics: Sequence[str] = (), baseline: str | None = None,
+             curves: bool = False, progress: Callable[[str], None] | None = None) -> RunResult:
     cfg = load_config(path)
-    cfg = override(cfg, predictions=predictions, truth=truth, metrics=metrics)
-    return run_config(cfg, gating=gating)
+    cfg = override(cfg, predictions=predictions, truth=truth, metrics=metrics,
+                   baseline=baseline)
+    return run_config(cfg, gating=gating, curves=curves, progress=progress)
 
 
 def override(cfg: Config, *, predictions: str | None = None, truth: str | None = None,
-             metrics: Sequence[str] = ()) -> Config:
+             metrics: Sequence[str] = (), baseline: str | None = None) -> Config:
     """Command-line overrides of a config's inputs (paths as given, relative to the cwd)."""
     update: dict[str, object] = {}
+    if baseline is not None:
+        report = str(Path(baseline).resolve())
+        update["baseline"] = cfg.baseline.model_copy(update={"report": report}) \
+            if cfg.baseline is not None else Baseline(report=report)
     if predictions is not None:
         update["predictions"] = cfg.predictions.model_copy(
             update={"path": str(Path(predictions).resolve())})

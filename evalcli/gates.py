@@ -1,10 +1,18 @@
-"""Thresholds and pass/fail. Reads each metric's direction; never passes an undefined value."""
+"""Thresholds and pass/fail. Reads each metric's direction; never passes an undefined value.
+
+A gate applies to the overall value of a metric (``Gate.segment is None``), to every segment
+(``"*"``) or to one named segment (its label, ``region=EU`` or ``region=EU, tier=gold``). A gate
+on a segment that is not in the data fails: a gate never passes because what it checks vanished.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
-from evalcli.result import Gate, MetricResult, RunResult
+from evalcli.result import Gate, MetricResult, RunResult, SegmentResult
+
+EVERY = "*"
+"""The segment name of a gate that holds for every segment."""
 
 
 def check_gate(value: float | None, gate: Gate) -> tuple[bool, str | None]:
@@ -38,17 +46,92 @@ def apply_gates(metrics: Iterable[MetricResult], where: str = "") -> list[str]:
     return failures
 
 
-def evaluate_gates(result: RunResult) -> None:
-    """Evaluate every gate of the run (overall and per segment) and the overall verdict."""
+def normalize_label(label: str) -> str:
+    """A segment label in the canonical form ``a=x, b=y`` (spaces around commas and ``=`` ignored).
+
+    >>> normalize_label("region = EU ,tier=gold")
+    'region=EU, tier=gold'
+    >>> normalize_label("*")
+    '*'
+    """
+    if label.strip() == EVERY:
+        return EVERY
+    parts = []
+    for part in label.split(","):
+        key, sep, value = part.partition("=")
+        parts.append(f"{key.strip()}={value.strip()}" if sep else part.strip())
+    return ", ".join(parts)
+
+
+def segment_gate(gates: Mapping[str, Gate], label: str) -> Gate | None:
+    """The gate for one segment: the one naming it, else the one for every segment.
+
+    >>> gates = {"*": Gate(min=0.5, segment="*"), "region=EU": Gate(min=0.8, segment="region=EU")}
+    >>> segment_gate(gates, "region=EU").min, segment_gate(gates, "region=US").min
+    (0.8, 0.5)
+    """
+    return gates.get(label) or gates.get(EVERY)
+
+
+def missing_segments(gates: Mapping[str, Mapping[str, Gate]],
+                     segments: Sequence[SegmentResult]) -> list[str]:
+    """Failure messages for gates naming a segment that the data does not have."""
+    labels = {s.label for s in segments}
+    out = []
+    for id_, by_label in gates.items():
+        for label in by_label:
+            if label != EVERY and label not in labels:
+                known = ", ".join(sorted(labels)[:8]) or "none"
+                out.append(f"{id_} [{label}]: the segment is not in the data, so the gate "
+                           f"cannot pass (segments: {known})")
+    return out
+
+
+def evaluate_gates(result: RunResult,
+                   segment_gates: Mapping[str, Mapping[str, Gate]] | None = None) -> None:
+    """Evaluate every gate of the run (overall and per segment) and the overall verdict.
+
+    ``segment_gates`` maps a metric id to its per-segment gates by segment label (``"*"`` for
+    every segment). Without it, the gates already set on the segments' metrics are used (a gate
+    whose ``segment`` is ``"*"`` or the segment's label).
+    """
     failures = apply_gates(result.metrics)
     for seg in result.segments:
         seg_metrics = []
         for m in seg.metrics:
+            if segment_gates is not None:
+                m.gate = segment_gate(segment_gates.get(m.id, {}), seg.label)
             g = m.gate
-            if g is not None and g.segment is not None and g.segment in ("*", seg.label):
+            if g is not None and g.segment is not None and g.segment in (EVERY, seg.label):
                 seg_metrics.append(m)
             else:
                 m.gate = None
         failures += apply_gates(seg_metrics, f" [{seg.label}]")
+    if segment_gates:
+        failures += missing_segments(segment_gates, result.segments)
     result.failures = failures
     result.passed = not failures if result.gating else True
+
+
+def summary(result: RunResult) -> str:
+    """One line: the verdict and the counts of gates.
+
+    >>> r = RunResult("binary", "polars", None, None, None, [])  # type: ignore[arg-type]
+    >>> summary(r)
+    'done: 0 metrics, no gates'
+    """
+    n_gates = sum(m.gate is not None for m in result.metrics)
+    n_gates += sum(m.gate is not None for s in result.segments for m in s.metrics)
+    base = result.extra.get("baseline")
+    if isinstance(base, dict):
+        n_gates += sum(d.get("gate") is not None for d in base.get("metrics", []))
+    n = f"{len(result.metrics)} metric{'s' if len(result.metrics) != 1 else ''}"
+    if not n_gates:
+        return f"done: {n}, no gates"
+    gates = f"{n_gates} gate{'s' if n_gates != 1 else ''}"
+    if not result.gating:
+        would = f", {len(result.failures)} would fail" if result.failures else ""
+        return f"gating off: {n}, {gates}{would}"
+    if result.passed:
+        return f"passed: {n}, {gates}"
+    return f"FAILED: {len(result.failures)} of {gates} failed ({n})"

@@ -99,6 +99,8 @@ class RunResult:
     passed: bool = True
     failures: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    curves: dict[str, Any] = field(default_factory=dict)
+    """Curve tables (Polars DataFrames) by name: roc, pr, residuals. Not in the JSON report."""
 
     def metric(self, id_: str) -> MetricResult:
         for m in self.metrics:

@@ -231,15 +231,21 @@ def values(plan: Plan, stats: Mapping[str, Any], ctx: Context) -> list[MetricRes
     return out
 
 
-def run_polars(plan: Plan, a: Aligned, engine: str) -> tuple[list[MetricResult],
-                                                            list[SegmentResult], AlignmentInfo, str]:
+def run_polars(plan: Plan, a: Aligned, engine: str, extra: dict[str, Any] | None = None
+               ) -> tuple[list[MetricResult], list[SegmentResult], AlignmentInfo, str]:
+    """Compute the plan. ``extra`` maps keys to more statistics to compute in the same pass
+    (e.g. curve points for a report); their overall values replace them in ``extra``."""
     from evalcli.engine.plan import bind
 
     ctx = Context(plan.task.name, a.roles, plan.options)
     stats = bind(plan, ctx)
+    for key, st in (extra or {}).items():
+        stats.setdefault(key, st)
     paths = [a.inputs.predictions.path] + ([a.inputs.truth.path] if a.inputs.truth else [])
     eng = choose_engine(engine, paths)
     computed = compute(plan, a, stats, eng)
+    if extra is not None:
+        extra.update({key: computed.overall[key] for key in extra})
     overall = values(plan, computed.overall, ctx)
     segs = [SegmentResult(key, rows, values(plan, st, ctx)) for key, rows, st in computed.segments]
     return overall, segs, computed.alignment, eng

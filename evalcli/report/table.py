@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Mapping
+from typing import Any
 
 from rich import box
 from rich.console import Console, Group, RenderableType
@@ -50,24 +52,127 @@ def metrics_table(r: RunResult) -> Table:
     return t
 
 
+MAX_SEGMENT_ROWS = 50
+"""Segments shown in the terminal; the JSON report holds them all."""
+
+
+def undefined_notes(r: RunResult, limit: int = 8) -> list[str]:
+    """Why per-segment values are undefined, one line per metric and reason."""
+    reasons: dict[tuple[str, str], list[str]] = {}
+    for s in r.segments:
+        for m in s.metrics:
+            if m.value is None:
+                why = "; ".join(m.notes) or "undefined"
+                reasons.setdefault((m.id, why), []).append(s.label)
+    out = []
+    for (id_, why), labels in reasons.items():
+        shown = ", ".join(labels[:3]) + (f" and {len(labels) - 3} more" if len(labels) > 3
+                                        else "")
+        out.append(f"{id_}: {why} ({shown})")
+    if len(out) > limit:
+        out = [*out[:limit], f"... and {len(out) - limit} more (see the JSON report)"]
+    return out
+
+
 def segments_table(r: RunResult) -> Table | None:
     if not r.segments:
         return None
-    t = Table(title="by segment", box=box.SIMPLE, title_justify="left")
+    t = Table(title=f"by segment ({len(r.segments)})", box=box.SIMPLE, title_justify="left")
     for g in r.group_by:
         t.add_column(g)
     t.add_column("rows", justify="right")
     for m in r.metrics:
         t.add_column(Text(m.id), justify="right")
-    for s in r.segments:
+    for s in r.segments[:MAX_SEGMENT_ROWS]:
         cells: list[RenderableType] = [Text(str(s.key[g])) for g in r.group_by]
-        cells.append(str(s.rows))
+        cells.append(f"{s.rows:,}")
         for m in s.metrics:
+            if m.value is None:
+                cells.append(Text("n/a", style="red" if m.passed is False else "yellow"))
+                continue
             txt = fmt_value(m.value)
             style = "red" if m.passed is False else ""
-            cells.append(Text(txt, style=style))
+            cells.append(Text(txt + (" ✗" if m.passed is False else ""), style=style))
         t.add_row(*cells)
+    if len(r.segments) > MAX_SEGMENT_ROWS:
+        t.caption = (f"... {len(r.segments) - MAX_SEGMENT_ROWS} more segments "
+                     "(all in the JSON report)")
     return t
+
+
+def _signed(v: float | None) -> str:
+    if v is None:
+        return ""
+    return ("+" if v > 0 else "") + fmt_value(v)
+
+
+def _pct(v: float | None) -> str:
+    return "" if v is None else f"{100 * v:+.2f}%"
+
+
+CHANGE_STYLE = {"better": ("▲ better", "green"), "worse": ("▼ worse", "red"),
+                "same": ("= same", "dim"), "new": ("new", "cyan"), "removed": ("removed", "yellow"),
+                "undefined": ("undefined", "yellow")}
+
+
+def diff_table(d: Mapping[str, Any], title: str | None = None) -> Table:
+    """The deltas of a diff (the dict of :meth:`evalcli.diff.Diff.to_dict`)."""
+    gated = any("gate" in x for x in d["metrics"])
+    verdict = ""
+    if gated:
+        verdict = " — passed" if d["passed"] else f" — {len(d['failures'])} gate(s) failed"
+    t = Table(title=(title or f"{d['candidate']} vs {d['baseline']}") + verdict,
+              box=box.SIMPLE_HEAVY, title_justify="left")
+    for col, justify in (("metric", "left"), ("baseline", "right"), ("candidate", "right"),
+                         ("Δ", "right"), ("Δ%", "right"), ("change", "left")):
+        t.add_column(col, justify=justify)  # type: ignore[arg-type]
+    if gated:
+        t.add_column("gate")
+        t.add_column("status")
+    for x in d["metrics"]:
+        label, style = CHANGE_STYLE.get(x["change"], (x["change"], ""))
+        row: list[RenderableType] = [
+            Text(x["id"]), "" if x["change"] == "new" else fmt_value(x["baseline"]),
+            "" if x["change"] == "removed" else fmt_value(x["candidate"]),
+            _signed(x["delta"]), _pct(x["relative"]), Text(label, style=style)]
+        if gated:
+            row.append(_describe_change(x.get("gate")))
+            row.append(Text("") if "gate" not in x else
+                       Text("pass", style="green") if x["passed"] else
+                       Text("FAIL", style="bold red"))
+        t.add_row(*row)
+    return t
+
+
+def _describe_change(g: Mapping[str, float] | None) -> str:
+    if not g:
+        return ""
+    from evalcli.diff import ChangeGate
+
+    return ChangeGate.from_mapping(g).describe()
+
+
+def diff_renderable(d: Mapping[str, Any], title: str | None = None,
+                    failures: bool = True) -> RenderableType:
+    items: list[RenderableType] = [diff_table(d, title)]
+    if d.get("segments"):
+        worse = [x for x in d["segments"] if x["change"] == "worse"]
+        items.append(Text(f"segments: {len(worse)} of {len(d['segments'])} segment values "
+                          "got worse" + (" (largest: " + ", ".join(
+                              f"{x['id']} [{x['segment']}] {_signed(x['delta'])}"
+                              for x in sorted(worse, key=_badness)[:3]) + ")" if worse else ""),
+                          style="dim"))
+    for note in d.get("notes", []):
+        items.append(Text(note, style="dim"))
+    if failures and d.get("failures"):
+        items.append(Text("\n".join("✗ " + f for f in d["failures"]), style="red"))
+    return Group(*items)
+
+
+def _badness(x: Mapping[str, Any]) -> float:
+    rel = x.get("relative")
+    v = float(rel if rel is not None else (x.get("delta") or 0.0))
+    return -abs(v)
 
 
 def alignment_text(r: RunResult) -> Text:
@@ -86,6 +191,14 @@ def renderable(r: RunResult) -> RenderableType:
     seg = segments_table(r)
     if seg is not None:
         items.append(seg)
+        notes = undefined_notes(r)
+        if notes:
+            items.append(Text("n/a = undefined in the segment:\n  " + "\n  ".join(notes),
+                              style="dim"))
+    base = r.extra.get("baseline")
+    if isinstance(base, dict):
+        items.append(diff_renderable(base, f"compared with the baseline {base['baseline']}",
+                                     failures=False))
     items.append(alignment_text(r))
     if r.failures and r.gating:
         items.append(Text("\n".join("✗ " + f for f in r.failures), style="red"))

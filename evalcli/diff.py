@@ -1,0 +1,368 @@
+"""Comparing two JSON reports: metric deltas, better/worse by direction, gates on the change.
+
+The gain of a metric is its change in the direction that is better: ``candidate − baseline`` for
+a metric where higher is better, ``baseline − candidate`` where lower is better. Gates read the
+gain, so one gate means the same for AUROC and for log loss:
+
+- ``max_drop: X`` fails when ``gain < −X`` (worse by more than X);
+- ``max_relative_drop: X`` fails when ``gain / |baseline| < −X`` (0.02 = worse by more than 2%);
+- ``min_improvement: X`` fails when ``gain < X``;
+- ``min_relative_improvement: X`` fails when ``gain / |baseline| < X``.
+
+Changes within a relative 1e-12 of the values count as no change, so float noise never fails a
+gate. A gate never passes on an undefined value or on a metric missing from the candidate.
+Reports compare only when their ``schema_version``, task, task options and the parameters of
+each shared metric id agree: anything else is an error, never a misleading diff.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalcli.errors import ConfigError, InputDataError, did_you_mean
+
+GATE_KEYS = ("max_drop", "max_relative_drop", "min_improvement", "min_relative_improvement")
+
+
+@dataclass
+class ChangeGate:
+    """Gates on the gain of one metric (see the module docstring)."""
+
+    max_drop: float | None = None
+    max_relative_drop: float | None = None
+    min_improvement: float | None = None
+    min_relative_improvement: float | None = None
+
+    @classmethod
+    def from_mapping(cls, m: Mapping[str, Any]) -> ChangeGate:
+        return cls(**{k: (float(m[k]) if m.get(k) is not None else None) for k in GATE_KEYS})
+
+    def __bool__(self) -> bool:
+        return any(getattr(self, k) is not None for k in GATE_KEYS)
+
+    def describe(self) -> str:
+        """Readable form.
+
+        >>> ChangeGate(max_drop=0.01, max_relative_drop=0.02).describe()
+        'drop <= 0.01 and relative drop <= 2%'
+        >>> ChangeGate(min_improvement=0).describe()
+        'improvement >= 0'
+        """
+        parts = []
+        if self.max_drop is not None:
+            parts.append(f"drop <= {self.max_drop:g}")
+        if self.max_relative_drop is not None:
+            parts.append(f"relative drop <= {100 * self.max_relative_drop:g}%")
+        if self.min_improvement is not None:
+            parts.append(f"improvement >= {self.min_improvement:g}")
+        if self.min_relative_improvement is not None:
+            parts.append(f"relative improvement >= {100 * self.min_relative_improvement:g}%")
+        return " and ".join(parts)
+
+    def to_dict(self) -> dict[str, float]:
+        return {k: v for k in GATE_KEYS if (v := getattr(self, k)) is not None}
+
+
+@dataclass
+class Gates:
+    """Change gates for every metric (``default``) and per metric id (replacing the default)."""
+
+    default: ChangeGate = field(default_factory=ChangeGate)
+    per_metric: dict[str, ChangeGate] = field(default_factory=dict)
+
+    def for_id(self, id_: str) -> ChangeGate | None:
+        g = self.per_metric.get(id_, self.default)
+        return g if g else None
+
+
+@dataclass
+class Delta:
+    """One metric (overall, or in one segment) in both reports."""
+
+    id: str
+    metric: str
+    direction: str
+    baseline: float | None
+    candidate: float | None
+    delta: float | None = None
+    relative: float | None = None
+    change: str = "undefined"
+    """better, worse, same, undefined (a value is missing), new or removed."""
+    segment: str | None = None
+    gate: ChangeGate | None = None
+    passed: bool | None = None
+    failure: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id, "metric": self.metric, "direction": self.direction,
+            "baseline": self.baseline, "candidate": self.candidate, "delta": self.delta,
+            "relative": self.relative, "change": self.change,
+        }
+        if self.segment is not None:
+            out["segment"] = self.segment
+        if self.gate is not None:
+            out["gate"] = self.gate.to_dict()
+            out["passed"] = self.passed
+            if self.failure:
+                out["failure"] = self.failure
+        return out
+
+
+@dataclass
+class Diff:
+    """The comparison of a candidate report with a baseline."""
+
+    baseline: str
+    candidate: str
+    task: str
+    metrics: list[Delta]
+    segments: list[Delta] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "baseline": self.baseline, "candidate": self.candidate, "task": self.task,
+            "passed": self.passed, "failures": self.failures, "notes": self.notes,
+            "metrics": [d.to_dict() for d in self.metrics],
+            "segments": [d.to_dict() for d in self.segments],
+        }
+
+
+# --------------------------------------------------------------------------- reading
+
+def load_report(path: Path) -> dict[str, Any]:
+    """Read a JSON report written by evalcli; a clear error for anything else."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputDataError(f"report {path} does not exist",
+                             hint="write one with 'evalcli run CONFIG -o report.json'") from None
+    except OSError as exc:
+        raise InputDataError(f"cannot read report {path}: {exc.strerror}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputDataError(f"{path} is not JSON (line {exc.lineno}: {exc.msg})",
+                             hint="give a report written with -o report.json or "
+                             "--format json") from None
+    if not isinstance(data, dict) or "schema_version" not in data or not isinstance(
+            data.get("metrics"), list):
+        raise InputDataError(f"{path} is not an evalcli JSON report (no schema_version or "
+                             "metrics)", hint="give a report written with -o report.json")
+    return data
+
+
+def check_compatible(base: Mapping[str, Any], cand: Mapping[str, Any], base_name: str,
+                     cand_name: str) -> None:
+    """Raise when the two reports measure different things (a diff would mislead)."""
+    def mismatch(what: str, b: Any, c: Any, hint: str) -> InputDataError:
+        return InputDataError(
+            f"{base_name} and {cand_name} cannot be compared: {what} differ "
+            f"({b!r} in the baseline, {c!r} in the candidate)", hint=hint)
+
+    if base.get("schema_version") != cand.get("schema_version"):
+        raise mismatch("the report schema versions", base.get("schema_version"),
+                       cand.get("schema_version"),
+                       "re-run the baseline with this evalcli version to write a new report")
+    if base.get("task") != cand.get("task"):
+        raise mismatch("the tasks", base.get("task"), cand.get("task"),
+                       "compare reports of the same task")
+    if (base.get("options") or {}) != (cand.get("options") or {}):
+        raise mismatch("the task options", base.get("options"), cand.get("options"),
+                       "use the same 'options:' in both configs")
+    base_ids = {m["id"]: m for m in base["metrics"]}
+    for m in cand["metrics"]:
+        b = base_ids.get(m["id"])
+        if b is not None and b.get("params") != m.get("params"):
+            raise mismatch(f"the parameters of '{m['id']}'", b.get("params"), m.get("params"),
+                           "compare metrics computed with the same parameters")
+    if not set(base_ids) & {m["id"] for m in cand["metrics"]}:
+        raise InputDataError(f"{base_name} and {cand_name} have no metric in common",
+                             hint="compare reports of the same config")
+
+
+# --------------------------------------------------------------------------- comparing
+
+def _tol(b: float, c: float) -> float:
+    return 1e-12 * max(1.0, abs(b), abs(c))
+
+
+def gain(direction: str, baseline: float, candidate: float) -> float:
+    """The change in the better direction.
+
+    >>> gain("higher", 0.80, 0.85) > 0, gain("lower", 0.30, 0.35) < 0
+    (True, True)
+    """
+    return candidate - baseline if direction == "higher" else baseline - candidate
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:+.2f}%"
+
+
+def check_change(d: Delta, gate: ChangeGate) -> tuple[bool, str | None]:
+    """Whether the change of ``d`` passes ``gate``, and why not.
+
+    >>> d = compare_values("auroc", "auroc", "higher", 0.90, 0.88)
+    >>> check_change(d, ChangeGate(max_drop=0.01))
+    (False, 'worse by 0.02 (0.9 → 0.88, -2.22%); the allowed drop is 0.01')
+    >>> check_change(d, ChangeGate(max_relative_drop=0.05))
+    (True, None)
+    """
+    if d.candidate is None or d.baseline is None:
+        side = "candidate" if d.candidate is None else "baseline"
+        what = "missing from" if d.change in ("removed", "new") else "undefined in"
+        return False, f"the value is {what} the {side}, so the change cannot be gated"
+    b, c = d.baseline, d.candidate
+    g = gain(d.direction, b, c)
+    if abs(g) <= _tol(b, c):
+        g = 0.0
+    rel = g / abs(b) if b != 0 else None
+    moved = (f"{'worse' if g < 0 else 'better'} by {abs(g):.4g} ({b:.6g} → {c:.6g}"
+             + (f", {_pct(rel)}" if rel is not None else "") + ")") if g else \
+        f"unchanged ({b:.6g})"
+    reasons = []
+    if gate.max_drop is not None and g < -gate.max_drop:
+        reasons.append(f"the allowed drop is {gate.max_drop:g}")
+    if gate.max_relative_drop is not None:
+        if rel is None and g < 0:
+            reasons.append("the baseline is 0, so a relative drop is unbounded")
+        elif rel is not None and rel < -gate.max_relative_drop:
+            reasons.append(f"the allowed relative drop is {100 * gate.max_relative_drop:g}%")
+    if gate.min_improvement is not None and g < gate.min_improvement:
+        reasons.append(f"the required improvement is {gate.min_improvement:g}")
+    if gate.min_relative_improvement is not None:
+        if rel is None:
+            if g < 0 or (g == 0 and gate.min_relative_improvement > 0):
+                reasons.append("the baseline is 0, so a relative improvement is undefined")
+        elif rel < gate.min_relative_improvement:
+            reasons.append(f"the required relative improvement is "
+                           f"{100 * gate.min_relative_improvement:g}%")
+    if reasons:
+        return False, f"{moved}; " + "; ".join(reasons)
+    return True, None
+
+
+def compare_values(id_: str, metric: str, direction: str, baseline: float | None,
+                   candidate: float | None, segment: str | None = None) -> Delta:
+    """A :class:`Delta` with its absolute and relative change and better/worse/same."""
+    d = Delta(id_, metric, direction, baseline, candidate, segment=segment)
+    if baseline is None or candidate is None:
+        return d
+    d.delta = candidate - baseline
+    d.relative = d.delta / abs(baseline) if baseline != 0 else None
+    g = gain(direction, baseline, candidate)
+    if abs(g) <= _tol(baseline, candidate):
+        d.change = "same"
+    else:
+        d.change = "better" if g > 0 else "worse"
+    return d
+
+
+def _index(metrics: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    return {m["id"]: m for m in metrics}
+
+
+def _seg_label(key: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in key.items())
+
+
+def diff_reports(base: Mapping[str, Any], cand: Mapping[str, Any], gates: Gates | None = None,
+                 base_name: str = "baseline", cand_name: str = "candidate") -> Diff:
+    """Compare two report dicts (as the JSON report holds them) and apply the change gates."""
+    check_compatible(base, cand, base_name, cand_name)
+    gates = gates or Gates()
+    b_ids, c_ids = _index(base["metrics"]), _index(cand["metrics"])
+    for id_ in gates.per_metric:
+        if id_ not in b_ids and id_ not in c_ids:
+            raise ConfigError(
+                f"a change gate names the metric '{id_}', which neither report has."
+                + did_you_mean(id_, list(b_ids) + list(c_ids)),
+                hint=f"metric ids in the reports: {', '.join(c_ids)}")
+    out = Diff(base_name, cand_name, str(cand.get("task")), [])
+    for id_, m in b_ids.items():
+        c = c_ids.get(id_)
+        d = compare_values(id_, m["metric"], m.get("direction", "higher"), m.get("value"),
+                           c.get("value") if c else None)
+        if c is None:
+            d.change = "removed"
+        out.metrics.append(d)
+    for id_, m in c_ids.items():
+        if id_ not in b_ids:
+            d = compare_values(id_, m["metric"], m.get("direction", "higher"), None,
+                               m.get("value"))
+            d.change = "new"
+            out.metrics.append(d)
+    for d in out.metrics:
+        gate = gates.for_id(d.id)
+        if gate is None or (d.change == "new" and d.id not in gates.per_metric):
+            continue
+        d.gate = gate
+        d.passed, d.failure = check_change(d, gate)
+        if not d.passed:
+            out.failures.append(f"{d.id} vs baseline: {d.failure} (gate {gate.describe()})")
+    _diff_segments(base, cand, out)
+    return out
+
+
+def _diff_segments(base: Mapping[str, Any], cand: Mapping[str, Any], out: Diff) -> None:
+    if not base.get("group_by") and not cand.get("group_by"):
+        return
+    if base.get("group_by") != cand.get("group_by"):
+        out.notes.append(f"segments not compared: group_by is {base.get('group_by')} in the "
+                         f"baseline and {cand.get('group_by')} in the candidate")
+        return
+    b_segs = {_seg_label(s["key"]): s for s in base.get("segments", [])}
+    for s in cand.get("segments", []):
+        label = _seg_label(s["key"])
+        b = b_segs.get(label)
+        if b is None:
+            out.notes.append(f"segment {label} is new in the candidate")
+            continue
+        b_ids = _index(b["metrics"])
+        for m in s["metrics"]:
+            bm = b_ids.get(m["id"])
+            if bm is not None:
+                out.segments.append(compare_values(m["id"], m["metric"],
+                                                   m.get("direction", "higher"),
+                                                   bm.get("value"), m.get("value"), label))
+    gone = set(b_segs) - {_seg_label(s["key"]) for s in cand.get("segments", [])}
+    out.notes += [f"segment {label} is missing from the candidate" for label in sorted(gone)]
+
+
+def gates_from_options(default: Mapping[str, float | None],
+                       per_metric: Sequence[tuple[str, str, float]]) -> Gates:
+    """Gates from command-line options: values for all metrics and (key, id, value) triples."""
+    g = Gates(ChangeGate.from_mapping(default))
+    for key, id_, value in per_metric:
+        cur = g.per_metric.setdefault(id_, ChangeGate())
+        setattr(cur, key, value)
+    return g
+
+
+def parse_gate_option(key: str, text: str) -> tuple[str | None, float]:
+    """``0.01`` (every metric) or ``auroc=0.01`` (one metric id) from a command-line option.
+
+    >>> parse_gate_option("max_drop", "0.01"), parse_gate_option("max_drop", "auroc=0.02")
+    ((None, 0.01), ('auroc', 0.02))
+    """
+    id_, sep, value = text.rpartition("=")
+    try:
+        number = float(value)
+    except ValueError:
+        raise ConfigError(f"--{key.replace('_', '-')} {text!r}: expected a number or "
+                          "METRIC=NUMBER", hint=f"e.g. --{key.replace('_', '-')} 0.01 or "
+                          f"--{key.replace('_', '-')} auroc=0.01") from None
+    if number < 0 and key.startswith("max_"):
+        raise ConfigError(f"--{key.replace('_', '-')} must be >= 0, got {number:g}")
+    return (id_.strip() or None) if sep else None, number
