@@ -1,9 +1,94 @@
 """evalcli: evaluate model predictions against ground truth from files.
 
 The command line is ``evalcli``; from Python, :func:`evalcli.evaluate` runs a config and returns
-the report object the CLI renders.
+the report object the CLI renders (see ``docs/python-api.md``):
+
+>>> import polars as pl
+>>> import evalcli
+>>> truth = pl.DataFrame({"id": [1, 2, 3], "label": [1.0, 2.0, 4.0]})
+>>> preds = pl.DataFrame({"id": [1, 2, 3], "prediction": [1.5, 2.0, 3.0]})
+>>> result = evalcli.evaluate({"task": "regression", "metrics": ["mae", "rmse"]},
+...                           predictions=preds, truth=truth)
+>>> result.values()
+{'mae': 0.5, 'rmse': 0.6454972243679028}
+
+The names below are the stable public API. They load on first use, so ``import evalcli`` (and
+``evalcli --help``) stays instant.
 """
+
+from __future__ import annotations
+
+import importlib
+import sys
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from evalcli._version import __version__
 
-__all__ = ["__version__"]
+if TYPE_CHECKING:
+    from evalcli.api import ConfigLike, InputLike, evaluate, list_metrics, load_config
+    from evalcli.config import Config
+    from evalcli.errors import (
+        ConfigError,
+        ExitCode,
+        InputDataError,
+        MetricError,
+        PluginError,
+        UserError,
+    )
+    from evalcli.metrics.registry import PluginWarning, reset_registry
+    from evalcli.result import Gate, MetricResult, RunResult, SegmentResult
+
+_EXPORTS = {
+    "evaluate": "evalcli.api",
+    "list_metrics": "evalcli.api",
+    "load_config": "evalcli.api",
+    "ConfigLike": "evalcli.api",
+    "InputLike": "evalcli.api",
+    "Config": "evalcli.config",
+    "RunResult": "evalcli.result",
+    "MetricResult": "evalcli.result",
+    "SegmentResult": "evalcli.result",
+    "Gate": "evalcli.result",
+    "UserError": "evalcli.errors",
+    "ConfigError": "evalcli.errors",
+    "InputDataError": "evalcli.errors",
+    "MetricError": "evalcli.errors",
+    "PluginError": "evalcli.errors",
+    "ExitCode": "evalcli.errors",
+    "PluginWarning": "evalcli.metrics.registry",
+    "reset_registry": "evalcli.metrics.registry",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'evalcli' has no attribute '{name}'")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
+
+class _Package(ModuleType):
+    """The package, guarding ``evalcli.evaluate``: the API function, not the submodule.
+
+    ``evalcli/evaluate.py`` (the run path shared by the CLI and the API) has the name of the
+    public function. Importing a submodule binds it as an attribute of its package, which
+    would replace the function with the module; this keeps the function. The submodule stays
+    importable as usual (``from evalcli.evaluate import run_config``).
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "evaluate" and isinstance(value, ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 @dataclass
@@ -107,3 +110,45 @@ class RunResult:
             if m.id == id_:
                 return m
         raise KeyError(id_)
+
+    # -- the Python API's views (evalcli.evaluate returns this object) -------------------
+
+    def values(self) -> dict[str, float | None]:
+        """Each metric's overall value by id (``None`` when undefined)."""
+        return {m.id: m.value for m in self.metrics}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON report as Python data (what ``--format json`` prints)."""
+        from evalcli.report.json import to_dict
+
+        return to_dict(self)
+
+    def to_polars(self, *, segments: bool = False) -> pl.DataFrame:
+        """The metrics as a Polars DataFrame: one row per metric (overall), or with
+        ``segments=True`` one row per segment and metric, the group_by columns first.
+
+        Columns: id, metric, family, value, direction, gate_min, gate_max, passed, notes.
+        """
+        import polars as pl
+
+        schema: dict[str, pl.DataType | type[pl.DataType]] = {
+            "id": pl.String, "metric": pl.String, "family": pl.String, "value": pl.Float64,
+            "direction": pl.String, "gate_min": pl.Float64, "gate_max": pl.Float64,
+            "passed": pl.Boolean, "notes": pl.List(pl.String)}
+
+        def rows(ms: list[MetricResult]) -> list[tuple[Any, ...]]:
+            return [(m.id, m.metric, m.family, m.value, m.direction,
+                     m.gate.min if m.gate else None, m.gate.max if m.gate else None,
+                     m.passed, list(m.notes)) for m in ms]
+
+        if not segments:
+            return pl.DataFrame(rows(self.metrics), schema=schema, orient="row")
+        parts = [pl.DataFrame(rows(s.metrics), schema=schema, orient="row") for s in self.segments]
+        keys = pl.DataFrame(
+            {c: [s.key[c] for s in self.segments for _ in s.metrics] for c in self.group_by}
+            | {"rows": [s.rows for s in self.segments for _ in s.metrics]},
+            strict=False)
+        body = pl.concat(parts) if parts else pl.DataFrame(schema=schema)
+        return pl.concat([keys, body], how="horizontal")
+
+    to_frame = to_polars

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import glob as globlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
@@ -43,6 +43,8 @@ class Source:
     compression: str | None = None
     null_values: tuple[str, ...] | None = None
     has_header: bool = True
+    frame: pl.LazyFrame | None = field(default=None, compare=False, repr=False)
+    """An in-memory input (Python API); ``path`` then only names it in messages."""
 
 
 def detect_format(path: str) -> tuple[str, str | None]:
@@ -92,6 +94,10 @@ def _exists(path: str) -> None:
 
 def scan(source: Source) -> pl.LazyFrame:
     """A LazyFrame over the source; its schema is checked now (cheap), its rows later."""
+    if source.frame is not None:
+        if not source.frame.collect_schema():
+            raise InputDataError(f"{source.path} has no columns")
+        return source.frame
     _exists(source.path)
     fmt, compression = detect_format(source.path)
     fmt = source.format or fmt

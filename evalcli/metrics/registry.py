@@ -3,39 +3,145 @@
 Built-in family modules and third-party plugins are both *metric modules*: a module with a
 ``METRICS`` sequence of :class:`~evalcli.metrics.base.Metric` (and optionally ``TASKS``). The
 built-ins are loaded by module name, plugins through the ``evalcli.metrics`` entry-point group
-or a path named in the config. A name (or alias) that is already taken is refused, naming both
-sources; a plugin that fails to import is recorded with its error, so that a config that uses
-one of its metrics stops instead of passing a gate on a metric that vanished.
+or a path named in the config (``plugins:``), which means evalcli *runs* that file's code.
+
+Loading is isolated and strict, so that a CI gate never passes because a metric vanished:
+
+- an installed plugin that fails to import (or declares something that is not a valid metric)
+  is recorded as :class:`BrokenPlugin` with its name and error, and the other plugins load. A
+  run that asks for one of the missing metrics stops with a :class:`~evalcli.errors.MetricError`
+  naming the broken plugin (exit 2); a run that does not is warned (:class:`PluginWarning`);
+- a plugin file named in a config that fails is an error: the config asked for it;
+- a name (or alias) already taken in a family is refused, naming both sources; loading the
+  registry then fails with a :class:`~evalcli.errors.PluginError` (exit 2). A module's metrics
+  register all or nothing;
+- a plugin's ``stats`` and ``value`` functions run behind a guard that turns an exception into a
+  :class:`~evalcli.errors.PluginError` naming the metric and its plugin.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 import sys
-from collections.abc import Iterable, Iterator
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
-from evalcli.errors import MetricError, PluginError, did_you_mean
-from evalcli.metrics.base import Metric
+from evalcli.errors import MetricError, PluginError, UserError, did_you_mean
+from evalcli.metrics.base import AggStat, FrameStat, Metric, MetricValue, Param, Stat
 from evalcli.metrics.task import Task
 
 BUILTIN_MODULES = (
     "evalcli.metrics.binary",
+    "evalcli.metrics.multiclass",
     "evalcli.metrics.regression",
 )
 ENTRY_POINT_GROUP = "evalcli.metrics"
+BUILTIN = "built-in"
+NAME_RE = re.compile(r"[a-z_][a-z0-9_\-]*")
+"""Metric names and aliases: lower case, as ``parse_metric_id`` reads them from a config."""
 
 
-@dataclass
+class PluginWarning(UserWarning):
+    """An installed plugin failed to load, and the run does not use its metrics."""
+
+
+class CollisionError(PluginError):
+    """A metric name, alias or task name is already taken; the message names both sources."""
+
+
+@dataclass(frozen=True)
 class BrokenPlugin:
     """A plugin that could not be loaded, and why."""
 
     name: str
     error: str
+    origin: str = ""
+    """Where it came from, e.g. ``plugin 'example' (evalcli-plugin-example 0.1.0)``."""
+
+    def describe(self) -> str:
+        return f"{self.origin or self.name} failed to load: {self.error}"
+
+
+def _exc(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+T = TypeVar("T")
+
+
+def _guarded(fn: Callable[..., T], metric: str, origin: str, what: str) -> Callable[..., T]:
+    """``fn`` with exceptions turned into a PluginError naming the metric and its plugin."""
+
+    def call(*args: Any, **kwargs: Any) -> T:
+        try:
+            return fn(*args, **kwargs)
+        except UserError:
+            raise
+        except Exception as exc:
+            raise PluginError(
+                f"metric '{metric}' from {origin} failed in its {what} function: {_exc(exc)}",
+                hint="this is a bug in the plugin: report it to its authors, or drop the metric",
+            ) from exc
+
+    call.__doc__ = fn.__doc__
+    return call
+
+
+def _check_param(p: object, where: str) -> Param:
+    if not isinstance(p, Param):
+        raise PluginError(f"{where}: params holds {p!r}, not an evalcli Param")
+    if p.default is not None:
+        try:
+            p.check(p.default, where)
+        except MetricError as exc:
+            raise PluginError(f"{where}: the default of parameter '{p.name}' is invalid: "
+                              f"{exc.message}") from None
+    return p
+
+
+def check_declaration(metric: Metric, families: Iterable[str], origin: str) -> None:
+    """Refuse a declaration the engine could not run, with a message naming the plugin.
+
+    >>> from evalcli.metrics.base import Metric, MetricValue
+    >>> m = Metric("ECE", "binary", "", "", "higher", (), lambda p, c: [],
+    ...            lambda s, p: MetricValue(None))
+    >>> try:
+    ...     check_declaration(m, ["binary"], "plugin file my.py")
+    ... except PluginError as exc:
+    ...     print(exc.message[:50])
+    plugin file my.py: metric name 'ECE' is not valid:
+    """
+    where = f"{origin}: metric '{metric.name}'"
+    for name in (metric.name, *metric.aliases):
+        if not isinstance(name, str) or not NAME_RE.fullmatch(name):
+            raise PluginError(
+                f"{origin}: metric name {name!r} is not valid: use lower-case letters, digits, "
+                "'_' and '-', starting with a letter or '_'")
+    fams = sorted(families)
+    if metric.family not in fams:
+        raise PluginError(f"{where} declares family '{metric.family}', which no task provides."
+                          f"{did_you_mean(str(metric.family), fams)} Tasks: {', '.join(fams)}.")
+    if metric.direction not in ("higher", "lower"):
+        raise PluginError(f"{where}: direction must be 'higher' or 'lower', "
+                          f"got {metric.direction!r}")
+    if not callable(metric.stats) or not callable(metric.value):
+        raise PluginError(f"{where}: stats and value must be functions")
+    for group in metric.needs:
+        if not isinstance(group, frozenset) or not group:
+            raise PluginError(f"{where}: needs must hold non-empty frozensets of role names "
+                              f"(alternatives), got {group!r}")
+    names = [_check_param(p, where).name for p in metric.params]
+    if len(set(names)) != len(names):
+        raise PluginError(f"{where}: a parameter name is declared twice ({', '.join(names)})")
+    if metric.cutoff is not None and metric.cutoff not in names:
+        raise PluginError(f"{where}: cutoff '{metric.cutoff}' is not one of its parameters")
 
 
 @dataclass
@@ -46,27 +152,63 @@ class Registry:
     aliases: dict[str, str] = field(default_factory=dict)
     tasks: dict[str, Task] = field(default_factory=dict)
     broken: list[BrokenPlugin] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+    """Plugin files loaded into this registry (see :meth:`with_plugin_files`)."""
 
-    def register(self, metric: Metric, origin: str = "built-in") -> None:
+    def register(self, metric: Metric, origin: str = BUILTIN) -> None:
         """Add a metric; refuse a name or alias that another metric holds."""
-        metric = replace(metric, origin=origin)
-        key = (metric.family, metric.name)
-        for name in (metric.name, *metric.aliases):
-            holder = self._holder(metric.family, name)
-            if holder is not None:
-                raise PluginError(
-                    f"metric name '{name}' ({metric.family}) from {origin} collides with "
-                    f"'{holder.name}' from {holder.origin}",
-                    hint="rename the plugin's metric; names are unique within a family",
-                )
-        self.metrics[self._k(*key)] = metric
-        for alias in metric.aliases:
-            self.aliases[self._k(metric.family, alias)] = metric.name
+        self.register_all([metric], origin)
 
-    def register_task(self, task: Task, origin: str = "built-in") -> None:
-        if task.name in self.tasks:
-            raise PluginError(f"task '{task.name}' from {origin} is already registered")
-        self.tasks[task.name] = task
+    def register_all(self, metrics: Sequence[Metric], origin: str,
+                     tasks: Sequence[Task] = ()) -> None:
+        """Add tasks and metrics from one source: all of them, or none and a PluginError."""
+        taken: dict[str, str] = {}
+        for task in tasks:
+            if not isinstance(task, Task):
+                raise PluginError(f"{origin}: TASKS holds {task!r}, not an evalcli Task")
+            if task.name in self.tasks or task.name in taken:
+                raise CollisionError(f"task '{task.name}' from {origin} is already registered",
+                                  hint="rename the plugin's task")
+            taken[task.name] = task.name
+        families = [*self.tasks, *taken]
+        new: dict[str, Metric] = {}
+        new_aliases: dict[str, str] = {}
+        for metric in metrics:
+            if not isinstance(metric, Metric):
+                raise PluginError(f"{origin}: METRICS holds {metric!r}, not an evalcli Metric")
+            check_declaration(metric, families, origin)
+            for name in (metric.name, *metric.aliases):
+                k = self._k(metric.family, name)
+                holder = self._holder(metric.family, name)
+                other = holder.origin if holder is not None else None
+                if holder is None and (k in new or k in new_aliases):
+                    holder = new.get(k) or new[new_aliases[k]]
+                    other = origin
+                if holder is not None:
+                    raise CollisionError(
+                        f"metric name '{name}' ({metric.family}) from {origin} collides with "
+                        f"'{holder.name}' from {other}",
+                        hint="uninstall or fix one of the two; metric names and aliases are "
+                        "unique within a family",
+                    )
+            key = self._k(metric.family, metric.name)
+            if origin != BUILTIN:
+                metric = replace(
+                    metric,
+                    stats=_guarded(_as_stats(metric.stats), metric.name, origin, "stats"),
+                    value=_guarded(_as_metric_value(metric.value), metric.name, origin, "value"),
+                )
+            new[key] = replace(metric, origin=origin)
+            for alias in metric.aliases:
+                new_aliases[self._k(metric.family, alias)] = key
+        for task in tasks:
+            self.tasks[task.name] = task
+        self.metrics.update(new)
+        for alias_key, key in new_aliases.items():
+            self.aliases[alias_key] = new[key].name
+
+    def register_task(self, task: Task, origin: str = BUILTIN) -> None:
+        self.register_all([], origin, [task])
 
     @staticmethod
     def _k(family: str, name: str) -> str:
@@ -81,20 +223,25 @@ class Registry:
         return None
 
     def get(self, family: str, name: str) -> Metric:
-        """The metric ``name`` (or alias) of ``family``; a did-you-mean error otherwise."""
+        """The metric ``name`` (or alias) of ``family``; a did-you-mean error otherwise.
+
+        When a plugin failed to load, the error says so: the metric may be one of its.
+        """
         m = self._holder(family, name.lower())
         if m is not None:
             return m
         names = self.names(family)
-        broken = ""
-        if self.broken:
-            broken = " Plugins that failed to load: " + "; ".join(
-                f"{b.name} ({b.error})" for b in self.broken
-            )
         elsewhere = [x.family for x in self.metrics.values() if x.name == name.lower()]
         where = f" It is a {', '.join(elsewhere)} metric." if elsewhere else ""
+        if self.broken:
+            raise MetricError(
+                f"unknown {family} metric '{name}'.{where} It may come from a plugin that "
+                "failed to load: " + "; ".join(b.describe() for b in self.broken),
+                hint="fix or reinstall the plugin (evalcli metrics lists what loaded), or "
+                "remove the metric from the config",
+            )
         raise MetricError(
-            f"unknown {family} metric '{name}'.{did_you_mean(name.lower(), names)}{where}{broken}",
+            f"unknown {family} metric '{name}'.{did_you_mean(name.lower(), names)}{where}",
             hint=f"run 'evalcli metrics --family {family}' to list them",
         )
 
@@ -115,16 +262,61 @@ class Registry:
         return iter(self.metrics.values())
 
     def load_module(self, module: ModuleType, origin: str) -> None:
-        """Register a metric module's ``TASKS`` and ``METRICS``."""
-        for task in getattr(module, "TASKS", ()):
-            self.register_task(task, origin)
+        """Register a metric module's ``TASKS`` and ``METRICS`` (all or nothing)."""
         metrics = getattr(module, "METRICS", None)
         if metrics is None:
-            raise PluginError(f"{origin} defines no METRICS list")
-        for metric in metrics:
-            if not isinstance(metric, Metric):
-                raise PluginError(f"{origin}: METRICS holds {metric!r}, not an evalcli Metric")
-            self.register(metric, origin)
+            raise PluginError(f"{origin} defines no METRICS list",
+                              hint="a metric module has METRICS = [Metric(...), ...]")
+        tasks = getattr(module, "TASKS", ())
+        if isinstance(metrics, Metric) or not isinstance(metrics, Iterable):
+            raise PluginError(f"{origin}: METRICS must be a list of Metric, got {metrics!r}")
+        self.register_all(list(metrics), origin, list(tasks))
+
+    def copy(self) -> Registry:
+        return Registry(dict(self.metrics), dict(self.aliases), dict(self.tasks),
+                        list(self.broken), list(self.files))
+
+    def with_plugin_files(self, paths: Iterable[Path]) -> Registry:
+        """This registry plus the metrics of local plugin files (a copy; self is unchanged).
+
+        Each file runs anew, so a notebook sees its edits; a failure is a PluginError.
+        """
+        paths = [Path(p).resolve() for p in paths]
+        if not paths:
+            return self
+        reg = self.copy()
+        for path in dict.fromkeys(paths):
+            load_plugin_path(reg, path)
+        return reg
+
+
+def _as_metric_value(fn: Callable[..., Any]) -> Callable[..., MetricValue]:
+    """Accept a plain number from a plugin's value function (``None`` gets a note)."""
+
+    def value(*args: Any) -> MetricValue:
+        out = fn(*args)
+        if isinstance(out, MetricValue):
+            return out
+        if out is None:
+            return MetricValue(None, notes=["undefined for these statistics"])
+        if isinstance(out, bool) or not isinstance(out, int | float):
+            raise TypeError(f"value returned {out!r}, not a MetricValue or a number")
+        return MetricValue(float(out))
+
+    return value
+
+
+def _as_stats(fn: Callable[..., Any]) -> Callable[..., list[Stat]]:
+    """Check that a plugin's stats function returns AggStat/FrameStat objects."""
+
+    def stats(*args: Any) -> list[Stat]:
+        out = list(fn(*args))
+        for st in out:
+            if not isinstance(st, AggStat | FrameStat):
+                raise TypeError(f"stats returned {st!r}, not an AggStat or a FrameStat")
+        return out
+
+    return stats
 
 
 def _entry_points() -> Iterable[Any]:
@@ -133,50 +325,104 @@ def _entry_points() -> Iterable[Any]:
     return entry_points(group=ENTRY_POINT_GROUP)
 
 
+def _ep_origin(ep: Any) -> str:
+    dist = getattr(ep, "dist", None)
+    pkg = f"{dist.name} {dist.version}" if dist is not None else ep.value
+    return f"plugin '{ep.name}' ({pkg})"
+
+
+def _metrics_of(obj: Any, origin: str) -> tuple[list[Metric], list[Task]]:
+    """What an entry point names: a metric module, a list of metrics, a metric, or a function
+    returning one of those."""
+    if isinstance(obj, ModuleType):
+        metrics = getattr(obj, "METRICS", None)
+        if metrics is None:
+            raise PluginError(f"{origin} defines no METRICS list")
+        return list(metrics), list(getattr(obj, "TASKS", ()))
+    if callable(obj) and not isinstance(obj, Metric):
+        obj = obj()
+    if isinstance(obj, Metric):
+        return [obj], []
+    if isinstance(obj, Iterable) and not isinstance(obj, str | bytes):
+        return list(obj), []
+    raise PluginError(f"{origin} points at {obj!r}, not a module, a Metric or a list of them")
+
+
+def load_entry_point(registry: Registry, ep: Any) -> None:
+    """Import one installed plugin and register it; record it as broken if that fails.
+
+    A name collision is not recorded but raised: it is an error whether or not the run uses
+    the metric (which of the two would it get?).
+    """
+    origin = _ep_origin(ep)
+    try:
+        obj = ep.load()
+        metrics, tasks = _metrics_of(obj, origin)
+        registry.register_all(metrics, origin, tasks)
+    except CollisionError:
+        raise
+    except PluginError as exc:
+        registry.broken.append(BrokenPlugin(ep.name, exc.message, origin))
+    except (Exception, SystemExit) as exc:  # isolation: a plugin cannot end the process
+        registry.broken.append(BrokenPlugin(ep.name, _exc(exc), origin))
+
+
 def load_plugin_path(registry: Registry, path: Path) -> None:
     """Import a local Python file named in a config and register its metrics."""
     origin = f"plugin file {path}"
     if not path.is_file():
-        raise PluginError(f"plugin file {path} does not exist", hint="fix the path under 'plugins:'")
-    name = f"evalcli_local_plugin_{abs(hash(str(path.resolve())))}"
+        raise PluginError(f"plugin file {path} does not exist",
+                          hint="fix the path under 'plugins:'")
+    if path.suffix != ".py":
+        raise PluginError(f"plugin file {path} is not a Python file (.py)",
+                          hint="name a .py file under 'plugins:'")
+    name = "evalcli_local_plugin_" + re.sub(r"\W", "_", path.stem) + f"_{abs(hash(str(path)))}"
     spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
+    if spec is None or spec.loader is None:  # pragma: no cover - .py files always have one
         raise PluginError(f"cannot import {path} as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
+        sys.modules.pop(name, None)
         raise PluginError(
-            f"{origin} failed to import: {type(exc).__name__}: {exc}",
+            f"{origin} failed to import: {_exc(exc)}",
             hint="fix the plugin, or remove it from 'plugins:'",
-        ) from exc
+        ) from None
     registry.load_module(module, origin)
+    registry.files.append(path)
+
+
+def warn_broken(registry: Registry) -> None:
+    """Warn (:class:`PluginWarning`) about each installed plugin that failed to load."""
+    for b in registry.broken:
+        warnings.warn(PluginWarning(f"plugin {b.describe()}; its metrics are not available"),
+                      stacklevel=2)
 
 
 _REGISTRY: Registry | None = None
 
 
+def builtin_registry() -> Registry:
+    """A registry of the built-in families only (no plugins)."""
+    reg = Registry()
+    for mod in BUILTIN_MODULES:
+        reg.load_module(importlib.import_module(mod), BUILTIN)
+    return reg
+
+
 def get_registry() -> Registry:
-    """The process-wide registry: built-ins, then entry-point plugins (isolated)."""
+    """The process-wide registry: built-ins, then installed plugins, each loaded in isolation.
+
+    Raises a PluginError (and stays unloaded, so the next call tries again) when an installed
+    plugin's metric name collides with another's.
+    """
     global _REGISTRY
     if _REGISTRY is None:
-        reg = Registry()
-        for mod in BUILTIN_MODULES:
-            reg.load_module(importlib.import_module(mod), "built-in")
-        for ep in _entry_points():
-            origin = f"plugin '{ep.name}' ({ep.value})"
-            try:
-                obj = ep.load()
-            except Exception as exc:
-                reg.broken.append(BrokenPlugin(ep.name, f"{type(exc).__name__}: {exc}"))
-                continue
-            if isinstance(obj, ModuleType):
-                reg.load_module(obj, origin)
-            else:
-                items = obj() if callable(obj) and not isinstance(obj, Metric) else obj
-                for m in [items] if isinstance(items, Metric) else list(items):
-                    reg.register(m, origin)
+        reg = builtin_registry()
+        for ep in sorted(_entry_points(), key=lambda e: (e.name, e.value)):
+            load_entry_point(reg, ep)
         _REGISTRY = reg
     return _REGISTRY
 
