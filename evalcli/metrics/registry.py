@@ -38,7 +38,6 @@ from evalcli.metrics.task import Task
 
 BUILTIN_MODULES = (
     "evalcli.metrics.binary",
-    "evalcli.metrics.multiclass",
     "evalcli.metrics.regression",
 )
 ENTRY_POINT_GROUP = "evalcli.metrics"
