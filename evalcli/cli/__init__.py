@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from evalcli._version import __version__
-from evalcli.cli import compare, metrics, run, schema, validate
+from evalcli.cli import compare, diff, metrics, run, schema, validate
 
 app = typer.Typer(
     name="evalcli",
@@ -48,6 +48,7 @@ app.command("run", epilog=run.EPILOG)(run.run)
 app.command("compare", epilog=compare.EPILOG)(compare.compare)
 app.add_typer(metrics.app, name="metrics")
 app.command("validate", epilog=validate.EPILOG)(validate.validate)
+app.command("diff", epilog=diff.EPILOG)(diff.diff)
 app.command("schema")(schema.schema)
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
@@ -13,8 +16,6 @@ import typer
 from evalcli.errors import EXIT_ERROR, UserError
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from rich.console import Console
 
     from evalcli.result import RunResult
@@ -45,7 +46,8 @@ def user_errors(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return fn(*args, **kwargs)
+            with plugin_warnings():
+                return fn(*args, **kwargs)
         except UserError as exc:
             from rich.markup import escape
 
@@ -57,14 +59,78 @@ def user_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def emit(result: RunResult, fmt: str, output: Path | None, quiet: bool = False) -> None:
-    """Print the report in ``fmt`` to stdout and/or write it to ``output``."""
+@contextlib.contextmanager
+def plugin_warnings() -> Iterator[None]:
+    """Print each PluginWarning (an installed plugin failed to load) as one line on stderr."""
+    import warnings
+
+    from evalcli.metrics.registry import PluginWarning
+
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", PluginWarning)
+            yield
+    finally:
+        for w in caught:
+            if isinstance(w.message, PluginWarning):
+                from rich.markup import escape
+
+                stderr().print(f"[yellow]warning:[/] {escape(str(w.message))}", soft_wrap=True)
+            else:
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+
+
+@contextlib.contextmanager
+def progress(quiet: bool = False, verbose: bool = False) -> Iterator[Callable[[str], None]]:
+    """A progress display on stderr: a spinner on a terminal; with ``verbose``, one line per
+    step with its time. Nothing when ``quiet`` or when stderr is not a terminal (CI logs)."""
+    console = stderr()
+    started = [time.perf_counter()]
+    last: list[str] = []
+
+    def log(msg: str) -> None:
+        now = time.perf_counter()
+        if verbose and last:
+            console.print(f"{last[0]}: {now - started[0]:.2f} s", style="dim", markup=False)
+        started[0] = now
+        last[:] = [msg]
+
+    if quiet:
+        yield lambda _msg: None
+        return
+    if not console.is_terminal:
+        yield log
+        log("")
+        return
+    with console.status("starting", spinner="dots") as status:
+        def update(msg: str) -> None:
+            log(msg)
+            status.update(msg)
+
+        yield update
+    log("")
+
+
+def emit(result: RunResult, fmt: str, output: Path | Sequence[Path] | None, quiet: bool = False,
+         curves: tuple[Path, str] | None = None, verbose: bool = False) -> None:
+    """Print the report in ``fmt`` to stdout; write it to each ``output`` (format from the
+    extension); write the curve files; end with a one-line summary on stderr."""
     from evalcli.report import ReportFormat, render, write
 
-    if output is not None:
-        write(result, output)
+    outputs = [output] if isinstance(output, str | os.PathLike) else list(output or [])
+    for path in outputs:
+        write(result, Path(path))
         if not quiet:
-            stderr().print(f"wrote {output}", style="dim")
+            stderr().print(f"wrote {path}", style="dim", markup=False)
+    if curves is not None:
+        from evalcli.report.curves import write_curves
+
+        written = write_curves(result, *curves)
+        if not quiet:
+            what = ", ".join(p.name for p in written) or (
+                "nothing: this task and these columns have no curves")
+            stderr().print(f"curves in {curves[0]}: {what}", style="dim", markup=False)
     if fmt == "table":
         from evalcli.report.table import renderable
 
@@ -72,6 +138,23 @@ def emit(result: RunResult, fmt: str, output: Path | None, quiet: bool = False) 
     elif fmt != "none":
         sys.stdout.write(render(result, ReportFormat(fmt)))
         sys.stdout.flush()
+    if verbose:
+        stderr().print(f"engine {result.engine}; {result.alignment.matched:,} rows matched",
+                       style="dim", markup=False)
+    if not quiet:
+        from evalcli.gates import summary
+
+        line = summary(result)
+        style = "green" if line.startswith("passed") else (
+            "bold red" if line.startswith("FAILED") else "dim")
+        stderr().print(line, style=style, markup=False)
+
+
+def wants_curves(fmt: str, outputs: Sequence[Path]) -> bool:
+    """Whether the curve tables are needed (an HTML report plots them)."""
+    from evalcli.report import ReportFormat, format_for
+
+    return fmt == "html" or any(format_for(Path(p)) == ReportFormat.html for p in outputs)
 
 
 def exit_code(result: RunResult) -> int:

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from evalcli.cli.common import emit, exit_code, stderr, user_errors
-from evalcli.cli.run import OutputFormat
+from evalcli.cli.common import emit, exit_code, progress, stderr, user_errors, wants_curves
+from evalcli.cli.run import CurvesFormat, OutputFormat
 
 EPILOG = (
     "Examples:\n\n"
@@ -49,10 +49,17 @@ def compare(
         "--drop-unmatched", help="Evaluate matched rows only instead of failing.")] = False,
     format: Annotated[OutputFormat, typer.Option("--format", "-f", help="Output on stdout.")]
     = OutputFormat.table,
-    output: Annotated[Path | None, typer.Option(
-        "--output", "-o", help="Write the report (format from the extension).", dir_okay=False)]
-    = None,
+    output: Annotated[list[Path] | None, typer.Option(
+        "--output", "-o", help="Write the report (format from the extension), repeatable.",
+        dir_okay=False)] = None,
+    curves: Annotated[Path | None, typer.Option(
+        "--curves", help="Write ROC/PR points (binary) or residuals (regression) into this "
+        "folder.", file_okay=False)] = None,
+    curves_format: Annotated[CurvesFormat, typer.Option(
+        "--curves-format", help="csv or parquet.")] = CurvesFormat.csv,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stderr.")] = False,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", "-v", help="Also print each step with its time on stderr.")] = False,
 ) -> None:
     """Evaluate predictions against truth without a config.
 
@@ -70,6 +77,10 @@ def compare(
         stderr().print("inferred: " + ", ".join(inferred), style="dim")
     from evalcli.evaluate import run_config
 
-    result = run_config(cfg)
-    emit(result, format.value, output, quiet)
+    outputs = list(output or [])
+    with progress(quiet, verbose) as say:
+        result = run_config(cfg, progress=say, curves=curves is not None
+                            or wants_curves(format.value, outputs))
+    emit(result, format.value, outputs, quiet,
+         (curves, curves_format.value) if curves is not None else None, verbose)
     raise typer.Exit(exit_code(result))

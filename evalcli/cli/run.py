@@ -4,18 +4,23 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evalcli.cli.common import emit, exit_code, user_errors
+from evalcli.cli.common import emit, exit_code, progress, user_errors, wants_curves
+
+if TYPE_CHECKING:
+    from evalcli.config import Config
 
 EPILOG = (
     "Examples:\n\n"
     "  evalcli run configs/binary-quickstart.yaml\n\n"
     "  evalcli run configs/binary-gated.yaml --format json > report.json\n\n"
     "  evalcli run configs/binary-gated.yaml -o report.json --predictions new_preds.parquet\n\n"
-    "  evalcli run configs/binary-gated.yaml --no-gate"
+    "  evalcli run configs/binary-gated.yaml --no-gate\n\n"
+    "  evalcli run configs/binary-gated.yaml -o report.json -o summary.md -o report.html\n\n"
+    "  evalcli run configs/binary-gated.yaml --baseline accepted.json --curves curves/"
 )
 
 
@@ -28,6 +33,11 @@ class OutputFormat(str, Enum):
     none = "none"
 
 
+class CurvesFormat(str, Enum):
+    csv = "csv"
+    parquet = "parquet"
+
+
 @user_errors
 def run(
     config: Annotated[Path, typer.Argument(help="YAML config (see 'evalcli schema').",
@@ -35,9 +45,10 @@ def run(
     format: Annotated[OutputFormat, typer.Option(
         "--format", "-f", help="What to print on stdout; json prints only the report.")
     ] = OutputFormat.table,
-    output: Annotated[Path | None, typer.Option(
+    output: Annotated[list[Path] | None, typer.Option(
         "--output", "-o", help="Write the report here (format from the extension: .json, "
-        ".md, .xml, .html), atomically.", dir_okay=False)] = None,
+        ".md, .xml, .html), atomically; repeatable. Adds to the config's 'report:'.",
+        dir_okay=False)] = None,
     predictions: Annotated[str | None, typer.Option(
         "--predictions", "-p", help="Use this predictions file instead of the config's.")] = None,
     truth: Annotated[str | None, typer.Option(
@@ -45,14 +56,41 @@ def run(
     gate: Annotated[bool, typer.Option(
         "--gate/--no-gate", help="--no-gate reports without failing on thresholds (exit 0).")
     ] = True,
+    baseline: Annotated[str | None, typer.Option(
+        "--baseline", "-b", help="Compare with this accepted JSON report (replaces the "
+        "config's baseline report; its change gates apply).")] = None,
+    curves: Annotated[Path | None, typer.Option(
+        "--curves", help="Write ROC/PR points (binary) or residuals (regression) into this "
+        "folder.", file_okay=False)] = None,
+    curves_format: Annotated[CurvesFormat | None, typer.Option(
+        "--curves-format", help="csv (default) or parquet.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stderr.")] = False,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", "-v", help="Also print each step with its time on stderr.")] = False,
 ) -> None:
     """Evaluate a config's predictions; print or write the report.
 
     Gates (min/max on metrics) decide the exit code: 0 passed, 1 a gate failed, 2 bad input.
     """
-    from evalcli.evaluate import run_path
+    from evalcli.config import load_config
+    from evalcli.evaluate import override, run_config
 
-    result = run_path(config, predictions=predictions, truth=truth, gating=gate)
-    emit(result, format.value, output, quiet)
+    cfg = override(load_config(config), predictions=predictions, truth=truth,
+                   baseline=baseline)
+    outputs = [Path(cfg.resolve(p)) for p in cfg.report] + list(output or [])
+    curves_to = curves_target(cfg, curves, curves_format)
+    with progress(quiet, verbose) as say:
+        result = run_config(cfg, gating=gate, progress=say,
+                            curves=curves_to is not None or wants_curves(format.value, outputs))
+    emit(result, format.value, outputs, quiet, curves_to, verbose)
     raise typer.Exit(exit_code(result))
+
+
+def curves_target(cfg: Config, option: Path | None, fmt: CurvesFormat | None
+                  ) -> tuple[Path, str] | None:
+    """Where the curve files go: --curves, else the config's ``curves:``."""
+    if option is not None:
+        return option, (fmt.value if fmt else cfg.curves.format if cfg.curves else "csv")
+    if cfg.curves is not None:
+        return Path(cfg.resolve(cfg.curves.path)), fmt.value if fmt else cfg.curves.format
+    return None

@@ -118,25 +118,35 @@ CHANGE_STYLE = {"better": ("▲ better", "green"), "worse": ("▼ worse", "red")
 def diff_table(d: Mapping[str, Any], title: str | None = None) -> Table:
     """The deltas of a diff (the dict of :meth:`evalcli.diff.Diff.to_dict`)."""
     gated = any("gate" in x for x in d["metrics"])
+    gates = {tuple(sorted(x["gate"].items())) for x in d["metrics"] if "gate" in x}
+    common = len(gates) == 1 and all("gate" in x or x["change"] == "new" for x in d["metrics"])
     verdict = ""
     if gated:
         verdict = " — passed" if d["passed"] else f" — {len(d['failures'])} gate(s) failed"
+        if common:
+            verdict += f" (every metric: {_describe_change(dict(next(iter(gates))))})"
     t = Table(title=(title or f"{d['candidate']} vs {d['baseline']}") + verdict,
-              box=box.SIMPLE_HEAVY, title_justify="left")
-    for col, justify in (("metric", "left"), ("baseline", "right"), ("candidate", "right"),
-                         ("Δ", "right"), ("Δ%", "right"), ("change", "left")):
-        t.add_column(col, justify=justify)  # type: ignore[arg-type]
+              box=box.SIMPLE_HEAVY, title_justify="left", pad_edge=False,
+              caption="▲ better  ▼ worse  = same, by each metric's direction",
+              caption_justify="left", caption_style="dim")
+    t.add_column("metric", overflow="fold")
+    for col in ("baseline", "candidate", "change", "%"):
+        t.add_column(col, justify="right", no_wrap=True)
+    if gated and not common:
+        t.add_column("gate", min_width=13)
     if gated:
-        t.add_column("gate")
-        t.add_column("status")
+        t.add_column("status", no_wrap=True)
     for x in d["metrics"]:
         label, style = CHANGE_STYLE.get(x["change"], (x["change"], ""))
+        arrow = label.split()[0] if x["delta"] is not None else ""
+        change = f"{arrow} {_signed(x['delta'])}" if x["delta"] is not None else label
         row: list[RenderableType] = [
             Text(x["id"]), "" if x["change"] == "new" else fmt_value(x["baseline"]),
             "" if x["change"] == "removed" else fmt_value(x["candidate"]),
-            _signed(x["delta"]), _pct(x["relative"]), Text(label, style=style)]
-        if gated:
+            Text(change, style=style), Text(_pct(x["relative"]), style=style)]
+        if gated and not common:
             row.append(_describe_change(x.get("gate")))
+        if gated:
             row.append(Text("") if "gate" not in x else
                        Text("pass", style="green") if x["passed"] else
                        Text("FAIL", style="bold red"))

@@ -1,0 +1,106 @@
+"""``evalcli diff BASELINE.json CANDIDATE.json``: metric deltas, with gates on regressions."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evalcli.cli.common import stdout, user_errors
+
+EPILOG = (
+    "Gates read each metric's direction: a drop is a change for the worse, whether higher or "
+    "lower is better. A value alone applies to every metric; METRIC=VALUE to one metric id "
+    "(replacing the value for all). Exit 1 when a gate fails, 2 when the reports cannot be "
+    "compared.\n\n"
+    "Examples:\n\n"
+    "  evalcli diff accepted.json report.json\n\n"
+    "  evalcli diff accepted.json report.json --max-drop 0.01\n\n"
+    "  evalcli diff accepted.json report.json --max-relative-drop 0.02 --max-drop auroc=0.005\n\n"
+    "  evalcli diff accepted.json report.json --min-improvement 0 -f markdown >> summary.md"
+)
+
+
+class DiffFormat(str, Enum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+_GATE_HELP = "{what}: a number for every metric, or METRIC=NUMBER; repeatable."
+
+
+@user_errors
+def diff(
+    baseline: Annotated[Path, typer.Argument(help="The accepted JSON report.", dir_okay=False)],
+    candidate: Annotated[Path, typer.Argument(help="The new JSON report.", dir_okay=False)],
+    max_drop: Annotated[list[str] | None, typer.Option(
+        "--max-drop", help=_GATE_HELP.format(what="Fail when a metric gets worse by more than "
+                                             "this (absolute)"))] = None,
+    max_relative_drop: Annotated[list[str] | None, typer.Option(
+        "--max-relative-drop", help=_GATE_HELP.format(
+            what="Fail when a metric gets worse by more than this fraction of the baseline "
+            "(0.02 = 2%)"))] = None,
+    min_improvement: Annotated[list[str] | None, typer.Option(
+        "--min-improvement", help=_GATE_HELP.format(
+            what="Fail unless a metric gets better by at least this (absolute)"))] = None,
+    min_relative_improvement: Annotated[list[str] | None, typer.Option(
+        "--min-relative-improvement", help=_GATE_HELP.format(
+            what="Fail unless a metric gets better by at least this fraction"))] = None,
+    format: Annotated[DiffFormat, typer.Option("--format", "-f", help="Output on stdout.")]
+    = DiffFormat.table,
+    output: Annotated[Path | None, typer.Option(
+        "--output", "-o", help="Also write the diff (.json or .md), atomically.",
+        dir_okay=False)] = None,
+) -> None:
+    """Compare two JSON reports: deltas, better/worse, gates on regressions."""
+    from evalcli.diff import diff_reports, gates_from_options, load_report, parse_gate_option
+    from evalcli.errors import EXIT_GATE_FAILED, EXIT_OK
+
+    default: dict[str, float | None] = {}
+    per_metric: list[tuple[str, str, float]] = []
+    for key, given in (("max_drop", max_drop), ("max_relative_drop", max_relative_drop),
+                       ("min_improvement", min_improvement),
+                       ("min_relative_improvement", min_relative_improvement)):
+        for text in given or []:
+            id_, value = parse_gate_option(key, text)
+            if id_ is None:
+                default[key] = value
+            else:
+                per_metric.append((key, id_, value))
+    gates = gates_from_options(default, per_metric)
+    d = diff_reports(load_report(baseline), load_report(candidate), gates,
+                     base_name=str(baseline), cand_name=str(candidate)).to_dict()
+    if output is not None:
+        _write(d, output)
+    if format == DiffFormat.table:
+        from evalcli.report.table import diff_renderable
+
+        stdout().print(diff_renderable(d))
+    elif format == DiffFormat.json:
+        sys.stdout.write(json.dumps(d, indent=2, ensure_ascii=False) + "\n")
+    else:
+        from evalcli.report.markdown import render_diff
+
+        sys.stdout.write(render_diff(d))
+    raise typer.Exit(int(EXIT_OK if d["passed"] else EXIT_GATE_FAILED))
+
+
+def _write(d: dict[str, object], path: Path) -> None:
+    from evalcli.errors import ConfigError
+    from evalcli.report import write_atomic
+
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        write_atomic(path, json.dumps(d, indent=2, ensure_ascii=False) + "\n")
+    elif suffix in (".md", ".markdown"):
+        from evalcli.report.markdown import render_diff
+
+        write_atomic(path, render_diff(d))
+    else:
+        raise ConfigError(f"cannot tell the diff's format from {path}",
+                          hint="use a .json or .md file")
