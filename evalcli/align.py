@@ -117,6 +117,15 @@ def align(task: Task, inputs: Inputs) -> Aligned:
         columns[role] = found
         role_file[role] = str(where_file)
 
+    packed = dict(task.pack(inputs.options, pnames)) if task.pack is not None else {}
+    for role, cols in packed.items():
+        for c in cols:
+            if c not in pnames:
+                raise _missing(str(pfile), role, c, pnames)
+        pick_p.pop(role, None)
+        columns[role] = ", ".join(cols)
+        role_file[role] = str(pfile)
+
     for group in task.requires_any:
         if not group & set(columns):
             options = " or ".join(sorted(group))
@@ -155,17 +164,20 @@ def align(task: Task, inputs: Inputs) -> Aligned:
                         hint="name the join key(s) under 'columns: {id: ...}' (or --id)",
                     )
 
-    def project(lf: pl.LazyFrame, picks: Mapping[str, str]) -> pl.LazyFrame:
-        return lf.select([*(pl.col(c) for c in ids), *(pl.col(c).alias(k) for k, c in picks.items())])
+    def project(lf: pl.LazyFrame, picks: Mapping[str, str],
+                packs: Mapping[str, Sequence[str]] | None = None) -> pl.LazyFrame:
+        return lf.select([*(pl.col(c) for c in ids),
+                          *(pl.col(c).alias(k) for k, c in picks.items()),
+                          *(pl.struct(list(cs)).alias(r) for r, cs in (packs or {}).items())])
 
     def shaped(lf: pl.LazyFrame, side: str) -> pl.LazyFrame:
         return task.reshape(lf, side, inputs.options) if task.reshape is not None else lf
 
     if truth_lf is None:
-        lf = shaped(project(pred_lf, pick_p), "single")
+        lf = shaped(project(pred_lf, pick_p, packed), "single")
         pred_rows, truth_rows = lf, None
     else:
-        left = shaped(project(pred_lf, pick_p), "predictions")
+        left = shaped(project(pred_lf, pick_p, packed), "predictions")
         right = shaped(project(truth_lf, pick_t), "truth")
         pred_rows, truth_rows = left, right
         keys = [*ids, *join_roles]

@@ -38,6 +38,8 @@ from evalcli.metrics.task import Task
 
 BUILTIN_MODULES = (
     "evalcli.metrics.binary",
+    "evalcli.metrics.multiclass",
+    "evalcli.metrics.multilabel",
     "evalcli.metrics.regression",
 )
 ENTRY_POINT_GROUP = "evalcli.metrics"

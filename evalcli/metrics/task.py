@@ -63,6 +63,10 @@ class Task:
     """Applied to each side after its columns are renamed to roles and before the join:
     ``reshape(lf, side, options)`` with side ``"predictions"``, ``"truth"`` or ``"single"``
     (e.g. multilabel's long layout aggregated to one row per id)."""
+    pack: Callable[[Mapping[str, Any], Sequence[str]], Mapping[str, Sequence[str]]] | None = None
+    """Roles built from several columns of the predictions file: ``pack(options, names)``
+    returns role -> columns, and the role's column is a struct of them, fields named by column
+    (e.g. multiclass scores given as one column per class)."""
 
     def role_names(self) -> list[str]:
         return [r.name for r in self.roles]

@@ -1,0 +1,854 @@
+"""Multiclass classification: the task contract and its metrics.
+
+Each row has one true class (``label``) and one predicted class (``prediction``), integers or
+strings, and optionally a score per class (``score``) for top-k accuracy and log loss. The
+scores come in three layouts, all turned into one list of floats per row in class order:
+
+- a struct column (Parquet, JSONL objects): one field per class, named by the class;
+- a list column: position *i* holds class *i* (integer labels ``0 .. n-1``), or the class
+  ``options.classes[i]``;
+- one column per class (wide, CSV): ``options.score_columns`` lists them, or
+  ``options.score_prefix`` selects every column named ``<prefix><class>``.
+
+Without a prediction column the predicted class is the one with the highest score (the first
+in class order on a tie, as ``numpy.argmax``).
+
+Statistics (shared by every metric that needs them, computed in the run's one pass):
+
+- ``multiclass.confusion``: the weighted confusion table, total weight and row count per
+  (label, prediction) pair. Every count metric derives from it: the confusion matrix, accuracy,
+  precision, recall, F-beta and FPR by label and averaged, Cohen's kappa, MCC, balanced
+  accuracy, Hamming loss. Tables of two parts combine by adding per pair;
+- ``multiclass.score_ranks``: weight per (number of classes scored above the true class,
+  number scored equal to it): top-k accuracy for any k and tie rule;
+- ``multiclass.proba``: weighted sums of −log p(true class), for log loss.
+
+Weights follow Spark MLlib's weighted ``MulticlassMetrics`` (and scikit-learn's
+``sample_weight``): every count is a sum of weights.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from typing import Any
+
+import polars as pl
+
+from evalcli.errors import InputDataError, MetricError
+from evalcli.metrics.base import (
+    AggStat,
+    Check,
+    Context,
+    FrameStat,
+    Metric,
+    MetricValue,
+    Param,
+    Params,
+    Stat,
+    StatValues,
+)
+from evalcli.metrics.stats import sum_by
+from evalcli.metrics.task import Role, Task, TaskInput
+
+FAMILY = "multiclass"
+F64 = pl.Float64
+
+
+# --------------------------------------------------------------------------- the task
+
+OPTIONS = (
+    Param("classes", tuple, None,
+          "the classes, in the order of a list column of scores (default for a list: integer "
+          "labels 0..n-1 by position)", nullable=True),
+    Param("score_columns", tuple, None,
+          "wide scores: one column per class, each named <score_prefix><class> or listed in "
+          "the order of 'classes' (default: none)", nullable=True),
+    Param("score_prefix", str, None,
+          "wide scores: every predictions column whose name starts with this prefix holds the "
+          "score of the class named by the rest (e.g. p_ for p_cat, p_dog)", nullable=True),
+)
+
+
+def task_options(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The task options validated (the align hooks receive them as written in the config)."""
+    return {p.name: p.check(raw.get(p.name, p.default), f"options.{p.name}") for p in OPTIONS}
+
+
+def _pack(raw: Mapping[str, Any], names: Sequence[str]) -> dict[str, list[str]]:
+    """Wide scores: the columns packed into the ``score`` struct (align's ``pack`` hook)."""
+    o = task_options(raw)
+    cols, prefix = o["score_columns"], o["score_prefix"]
+    if cols is None and prefix is None:
+        return {}
+    if cols is None:
+        cols = tuple(n for n in names if n.startswith(prefix) and len(n) > len(prefix))
+        if not cols:
+            raise InputDataError(
+                f"no column of the predictions starts with score_prefix '{prefix}' "
+                f"(columns: {', '.join(list(names)[:20])})",
+                hint="fix options.score_prefix, or list the columns in options.score_columns",
+            )
+    if len(set(cols)) != len(cols):
+        raise InputDataError(f"options.score_columns names a column twice: {', '.join(cols)}")
+    return {"score": [str(c) for c in cols]}
+
+
+def class_dtype(t: TaskInput) -> pl.DataType:
+    """Int64 when the label and prediction are integers (or booleans, or integral floats),
+    else String (integers are then compared as their decimal text)."""
+    dtypes = [t.schema[r] for r in ("label", "prediction") if r in t.roles]
+    if all(d.is_numeric() or d == pl.Boolean for d in dtypes):
+        return pl.Int64()
+    return pl.String()
+
+
+def _class_expr(role: str, t: TaskInput) -> pl.Expr:
+    """The role's column as a class value of the run's class dtype."""
+    col = pl.col(role)
+    src = t.schema[role]
+    if src.is_float() or src == pl.Boolean:
+        col = col.cast(pl.Int64)
+    return col.cast(class_dtype(t))
+
+
+def _as_class(value: Any, dtype: pl.DataType) -> Any:
+    """A class name from the config or a score field, in the class dtype (None: no such class).
+
+    >>> _as_class("3", pl.Int64()), _as_class("cat", pl.Int64()), _as_class(3, pl.String())
+    (3, None, '3')
+    """
+    if dtype == pl.Int64:
+        if isinstance(value, bool):
+            return int(value)
+        try:
+            f = float(value)
+        except (TypeError, ValueError):
+            return None
+        return int(f) if f.is_integer() else None
+    return str(value)
+
+
+def _score_layout(t: TaskInput) -> tuple[str, list[str] | None]:
+    """``("struct", field names)``, ``("list", None)`` or raise for an unusable score column."""
+    dtype = t.schema["score"]
+    if isinstance(dtype, pl.Struct):
+        bad = [f.name for f in dtype.fields if not f.dtype.is_numeric()]
+        if bad:
+            raise InputDataError(
+                f"the per-class score column(s) {', '.join(bad)} do not hold numbers",
+                hint="point options.score_columns/score_prefix at the numeric score columns",
+            )
+        return "struct", [f.name for f in dtype.fields]
+    if isinstance(dtype, pl.List | pl.Array):
+        if not dtype.inner.is_numeric():
+            raise InputDataError(f"the score column holds lists of {dtype.inner}, not numbers",
+                                 hint="give one list of per-class scores (floats) per row")
+        return "list", None
+    raise InputDataError(
+        f"the score column holds {dtype} values; a multiclass score is one score per class",
+        hint="give a list or struct column of per-class scores, or name the columns with "
+        "options.score_columns (or options.score_prefix, e.g. p_); for one score per row "
+        "use task: binary",
+    )
+
+
+def score_classes(t: TaskInput) -> list[Any] | None:
+    """The class of each score position, in the class dtype; ``None``: integer positions."""
+    layout, fields = _score_layout(t)
+    o = task_options(t.options)
+    dtype = class_dtype(t)
+    if layout == "struct":
+        assert fields is not None
+        if o["classes"] is not None:
+            if len(o["classes"]) != len(fields):
+                raise InputDataError(
+                    f"options.classes lists {len(o['classes'])} classes and there are "
+                    f"{len(fields)} score columns ({', '.join(fields)})",
+                    hint="list one class per score column, in the same order",
+                )
+            return [_as_class(c, dtype) for c in o["classes"]]
+        prefix = o["score_prefix"] or ""
+        return [_as_class(f[len(prefix):] if prefix and f.startswith(prefix) else f, dtype)
+                for f in fields]
+    if o["classes"] is not None:
+        return [_as_class(c, dtype) for c in o["classes"]]
+    if dtype != pl.Int64:
+        raise InputDataError(
+            "the labels are not integers, so the positions of the score list cannot name them",
+            hint="list the classes in score order under 'options: {classes: [...]}'",
+        )
+    return None
+
+
+def _score_list(t: TaskInput) -> pl.Expr:
+    """The scores as List[Float64] in class order."""
+    layout, fields = _score_layout(t)
+    s = pl.col("score")
+    if layout == "struct":
+        assert fields is not None
+        return pl.concat_list([s.struct.field(f).cast(F64) for f in fields])
+    if isinstance(t.schema["score"], pl.Array):
+        s = s.arr.to_list()
+    return s.cast(pl.List(F64))
+
+
+def _label_index(t: TaskInput) -> pl.Expr:
+    """Position of the true class in the score list (null when it has no score)."""
+    classes = score_classes(t)
+    label = _class_expr("label", t)
+    if classes is None:
+        return label.cast(pl.Int64)
+    pairs = [(c, i) for i, c in enumerate(classes) if c is not None]
+    return label.replace_strict([c for c, _ in pairs], [i for _, i in pairs], default=None,
+                                return_dtype=pl.Int64)
+
+
+def _not_whole(role: str) -> pl.Expr:
+    col = pl.col(role)
+    return col.is_infinite() | (col != col.round())
+
+
+def _checks(t: TaskInput) -> list[Check]:
+    out: list[Check] = []
+    for role in ("label", "prediction"):
+        if role not in t.roles:
+            continue
+        dtype = t.schema[role]
+        if dtype.is_nested():
+            raise InputDataError(
+                f"the {role} column holds {dtype} values, not one class per row",
+                hint="for sets of labels per example use task: multilabel",
+            )
+        if dtype.is_float():
+            out.append(Check(
+                f"{role}_class", role, partial(_not_whole, role),
+                f"the {role} column holds numbers that are not whole, so not classes",
+                "multiclass labels are integers or strings; for a numeric target use "
+                "task: regression",
+            ))
+    if "score" not in t.roles:
+        return out
+    layout, _ = _score_layout(t)
+    s = _score_list(t)
+
+    def bad_score() -> pl.Expr:
+        return s.list.eval(pl.element().is_null() | pl.element().is_nan()
+                           | pl.element().is_infinite()).list.any()
+
+    out.append(Check("score_finite", "score", bad_score,
+                     "the per-class scores hold null, NaN or infinite values",
+                     "every row needs a finite score for every class"))
+    classes = score_classes(t)
+    if layout == "list":
+        n = s.list.len()
+        if classes is not None:
+            out.append(Check("score_length", "score", lambda: n != len(classes),
+                             f"a score list does not hold {len(classes)} scores, one per class "
+                             "in options.classes", "give one score per class, in class order"))
+        else:
+            out.append(Check("score_length", "score", lambda: n != n.max(),
+                             "the score lists differ in length",
+                             "give one score per class on every row, in class order"))
+    known = ", ".join(map(str, [c for c in classes if c is not None][:10])) if classes else ""
+    out.append(Check(
+        "label_scored", "label", lambda: _label_index(t).is_null() | (_label_index(t) < 0)
+        | (_label_index(t) >= s.list.len()),
+        "the true class has no score" + (f" (scored classes: {known})" if known else
+                                         " (labels are positions 0..n-1 in the score list)"),
+        "give a score for every class, or set options.classes / score_columns to name them",
+    ))
+    return out
+
+
+def _normalize(lf: pl.LazyFrame, t: TaskInput) -> pl.LazyFrame:
+    exprs = [_class_expr("label", t).alias("label")]
+    if "prediction" in t.roles:
+        exprs.append(_class_expr("prediction", t).alias("prediction"))
+    if "score" in t.roles:
+        s = _score_list(t)
+        exprs += [s.alias("score"), _label_index(t).alias("__y_idx")]
+        if "prediction" not in t.roles:
+            classes = score_classes(t)
+            best = s.list.arg_max().cast(pl.Int64)
+            if classes is not None:
+                best = best.replace_strict(list(range(len(classes))), classes, default=None,
+                                           return_dtype=class_dtype(t))
+            exprs.append(best.alias("prediction"))
+    return lf.with_columns(exprs)
+
+
+TASK = Task(
+    name=FAMILY,
+    summary="one class per row: label and predicted class (integers or strings), optionally a "
+    "score per class",
+    roles=(
+        Role("label", "the true class (integer or string)", True),
+        Role("prediction", "the predicted class, coded like the label (default: the class "
+             "with the highest score)"),
+        Role("score", "per-class scores: a struct or list column, or the wide columns named "
+             "by options.score_columns / score_prefix"),
+    ),
+    options=OPTIONS,
+    checks=_checks,
+    normalize=_normalize,
+    requires_any=(frozenset({"prediction", "score"}),),
+    pack=_pack,
+)
+TASKS = [TASK]
+
+
+# --------------------------------------------------------------------------- statistics
+
+CONFUSION = "multiclass.confusion"
+RANKS = "multiclass.score_ranks"
+
+
+def _confusion_build(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    return lf.group_by([*keys, "label", "prediction"]).agg(
+        pl.col("weight").sum().alias("w"), pl.len().cast(pl.Int64).alias("n"))
+
+
+def confusion(params: Params, ctx: Context) -> FrameStat:
+    """The weighted confusion table: weight and rows per (label, prediction)."""
+    return FrameStat(CONFUSION, _confusion_build, partial(sum_by, by=["label", "prediction"]))
+
+
+def _ranks_build(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    s = pl.col("score")
+    diff = s - s.list.get(pl.col("__y_idx"), null_on_oob=True)
+    return lf.select(
+        *keys, "weight",
+        diff.list.eval(pl.element() > 0).list.sum().cast(pl.Int64).alias("above"),
+        diff.list.eval(pl.element() == 0).list.sum().cast(pl.Int64).alias("tied"),
+        s.list.len().cast(pl.Int64).alias("classes"),
+    ).group_by([*keys, "above", "tied", "classes"]).agg(pl.col("weight").sum().alias("w"))
+
+
+def score_ranks(params: Params, ctx: Context) -> FrameStat:
+    """Weight per (classes scored above the true class, classes scored equal to it)."""
+    return FrameStat(RANKS, _ranks_build, partial(sum_by, by=["above", "tied", "classes"]))
+
+
+EPS64 = 2.220446049250313e-16
+"""float64 machine epsilon: the clipping scikit-learn's log_loss applies."""
+SUM_TOLERANCE = 1e-4
+
+
+def proba(params: Params, ctx: Context) -> AggStat:
+    """Weighted sums for log loss: −log of the clipped true-class probability."""
+    eps = params.get("eps", EPS64)
+    key = f"multiclass.proba[eps={eps!r}]"
+    s, w = pl.col("score"), pl.col("weight")
+
+    def exprs() -> list[pl.Expr]:
+        p = s.list.get(pl.col("__y_idx"), null_on_oob=True).clip(eps, 1 - eps)
+        return [
+            (-w * p.log()).sum().alias(f"{key}.logloss"),
+            w.sum().alias(f"{key}.w"),
+            ((s.list.min() < 0) | (s.list.max() > 1)).sum().cast(F64).alias(f"{key}.outside"),
+            ((s.list.sum() - 1).abs() > SUM_TOLERANCE).sum().cast(F64).alias(f"{key}.unnormed"),
+        ]
+
+    return AggStat(key, exprs, {f"{key}.{c}": "sum" for c in ("logloss", "w", "outside",
+                                                               "unnormed")})
+
+
+# --------------------------------------------------------------------------- per-class counts
+
+class Counts:
+    """Per-class weighted counts from the confusion table (a small frame, never the rows).
+
+    ``classes`` are the sorted classes of truth ∪ predictions (rows of weight 0 count, as
+    scikit-learn's ``unique_labels``); ``cell[(label, prediction)]`` the weighted cells.
+    """
+
+    def __init__(self, df: pl.DataFrame) -> None:
+        self.dtype = df.schema["label"]
+        self.cell: dict[tuple[Any, Any], float] = {}
+        self.tp: dict[Any, float] = {}
+        self.true: dict[Any, float] = {}
+        self.pred: dict[Any, float] = {}
+        self.rows = 0
+        for y, yhat, w, n in df.select("label", "prediction", "w", "n").iter_rows():
+            self.cell[(y, yhat)] = self.cell.get((y, yhat), 0.0) + w
+            self.true[y] = self.true.get(y, 0.0) + w
+            self.pred[yhat] = self.pred.get(yhat, 0.0) + w
+            if y == yhat:
+                self.tp[y] = self.tp.get(y, 0.0) + w
+            self.rows += n
+        self.total = sum(self.true.values())
+        self.classes = sorted(set(self.true) | set(self.pred))
+
+    def labels(self, params: Params) -> list[Any]:
+        """The ``labels`` parameter in the class dtype, or the classes present."""
+        given = params.get("labels")
+        if given is None:
+            return list(self.classes)
+        out = []
+        for v in _split_list(given):
+            c = _as_class(v, self.dtype)
+            if c is None:
+                raise MetricError(f"parameter 'labels': {v!r} is not a class; the classes are "
+                                  f"integers here ({', '.join(map(str, self.classes[:10]))})")
+            if c not in out:
+                out.append(c)
+        return out
+
+    def one(self, label: Any) -> Any:
+        c = _as_class(label, self.dtype)
+        if c is None:
+            raise MetricError(f"parameter 'label': {label!r} is not a class; the classes are "
+                              f"integers here ({', '.join(map(str, self.classes[:10]))})")
+        return c
+
+    def matrix(self, labels: Sequence[Any]) -> list[list[float]]:
+        return [[self.cell.get((y, p), 0.0) for p in labels] for y in labels]
+
+    def fp(self, c: Any) -> float:
+        return self.pred.get(c, 0.0) - self.tp.get(c, 0.0)
+
+    def fn(self, c: Any) -> float:
+        return self.true.get(c, 0.0) - self.tp.get(c, 0.0)
+
+
+def _split_list(values: Sequence[Any]) -> list[Any]:
+    """``labels`` as given; ``a|b`` (the form metric ids use) is split.
+
+    >>> _split_list(("a|b", "c")), _split_list((1, 2))
+    (['a', 'b', 'c'], [1, 2])
+    """
+    out: list[Any] = []
+    for v in values:
+        out += v.split("|") if isinstance(v, str) else [v]
+    return out
+
+
+def _counts(stats: StatValues) -> Counts:
+    return Counts(stats[CONFUSION])
+
+
+def _num(x: float) -> float | int:
+    return int(x) if float(x).is_integer() else float(x)
+
+
+# --------------------------------------------------------------------------- by-label values
+
+ZERO_DIVISION = Param(
+    "zero_division", str, "0",
+    "value of a label's ratio when its denominator is 0: 0 or 1 (with a note), or nan (the "
+    "label is left out of the average, as scikit-learn's zero_division=np.nan)",
+    choices=("0", "1", "nan"),
+)
+AVERAGE = Param("average", str, "macro",
+                "micro (pooled counts), macro (mean over labels) or weighted (mean weighted by "
+                "each label's true count)", choices=("micro", "macro", "weighted"))
+LABEL = Param("label", str, None, "one class: its own value instead of an average",
+              nullable=True)
+LABELS = Param("labels", tuple, None,
+               "the classes that count (default: every class in truth or predictions); others "
+               "are left out of the averages", nullable=True)
+BETA = Param("beta", float, 1.0, "weight of recall relative to precision", gt=0)
+
+Ratio = Callable[[Counts, Any, Params], tuple[float, float]]
+"""Numerator and denominator of a per-label ratio."""
+
+
+def _precision(c: Counts, k: Any, p: Params) -> tuple[float, float]:
+    return c.tp.get(k, 0.0), c.pred.get(k, 0.0)
+
+
+def _recall(c: Counts, k: Any, p: Params) -> tuple[float, float]:
+    return c.tp.get(k, 0.0), c.true.get(k, 0.0)
+
+
+def _fbeta(c: Counts, k: Any, p: Params) -> tuple[float, float]:
+    b2 = p.get("beta", 1.0) ** 2
+    num = (1 + b2) * c.tp.get(k, 0.0)
+    return num, num + b2 * c.fn(k) + c.fp(k)
+
+
+def _fpr(c: Counts, k: Any, p: Params) -> tuple[float, float]:
+    fp = c.fp(k)
+    return fp, c.total - c.true.get(k, 0.0)
+
+
+def _ratio_metric(ratio: Ratio, what: str) -> Callable[[StatValues, Params], MetricValue]:
+    """A by-label ratio, for one label or averaged micro / macro / weighted."""
+
+    def value(stats: StatValues, params: Params) -> MetricValue:
+        c = _counts(stats)
+        zd = params.get("zero_division", "0")
+        fallback = None if zd == "nan" else float(zd)
+        if c.rows == 0:
+            return MetricValue(None, notes=["no rows"])
+        if params.get("label") is not None:
+            k = c.one(params["label"])
+            num, den = ratio(c, k, params)
+            one = {"label": k, "support": _num(c.true.get(k, 0.0)),
+                   "numerator": _num(num), "denominator": _num(den)}
+            if den != 0:
+                return MetricValue(num / den, details=one)
+            absent = "" if k in c.classes else f"class {k!r} occurs in neither truth nor " \
+                "predictions; "
+            return MetricValue(fallback, details=one, notes=[
+                f"{absent}{what} of {k!r} is 0/0 (zero_division={zd})"])
+        labels = c.labels(params)
+        average = params.get("average", "macro")
+        by_label = []
+        undefined = []
+        for k in labels:
+            num, den = ratio(c, k, params)
+            v = num / den if den != 0 else fallback
+            if den == 0:
+                undefined.append(k)
+            by_label.append({"label": k, "value": v, "support": _num(c.true.get(k, 0.0))})
+        details: dict[str, Any] = {"average": average, "by_label": by_label}
+        notes = []
+        if undefined:
+            shown = ", ".join(map(repr, undefined[:5])) + (" ..." if len(undefined) > 5 else "")
+            treat = "left out of the average" if fallback is None else f"counted as {zd}"
+            notes.append(f"{what} is 0/0 for {len(undefined)} label(s) ({shown}): {treat} "
+                         f"(zero_division={zd})")
+        if average == "micro":
+            num = den = 0.0
+            for k in labels:
+                a, b = ratio(c, k, params)
+                num, den = num + a, den + b
+            if den == 0:
+                return MetricValue(fallback, details, [f"pooled {what} is 0/0 "
+                                                       f"(zero_division={zd})"])
+            return MetricValue(num / den, details, notes)
+        vals = [(d["value"], float(d["support"])) for d in by_label if d["value"] is not None]
+        if average == "macro":
+            if not vals:
+                return MetricValue(None, details, [*notes, "no label with a defined value"])
+            return MetricValue(sum(v for v, _ in vals) / len(vals), details, notes)
+        support = sum(s for _, s in vals)
+        if support == 0:
+            return MetricValue(fallback, details, [
+                *notes, f"no true examples among the labels: weighted average is "
+                f"0/0 (zero_division={zd})"])
+        return MetricValue(sum(v * s for v, s in vals) / support, details, notes)
+
+    return value
+
+
+# --------------------------------------------------------------------------- whole-table values
+
+def _confusion_value(stats: StatValues, params: Params) -> MetricValue:
+    c = _counts(stats)
+    labels = c.labels(params)
+    m = c.matrix(labels)
+    norm = params.get("normalize", "none")
+    notes = []
+    if norm != "none":
+        if norm == "true":
+            sums = [sum(row) for row in m]
+            m = [[x / s if s else 0.0 for x in row] for row, s in zip(m, sums, strict=True)]
+        elif norm == "pred":
+            sums = [sum(col) for col in zip(*m, strict=True)] if m else []
+            m = [[x / s if s else 0.0 for x, s in zip(row, sums, strict=True)] for row in m]
+        else:
+            total = sum(map(sum, m))
+            m = [[x / total if total else 0.0 for x in row] for row in m]
+        notes.append(f"normalized over {'all cells' if norm == 'all' else norm + ' labels'}; "
+                     "empty rows or columns are 0, as scikit-learn")
+    total = sum(c.cell.get((y, p), 0.0) for y in labels for p in labels)
+    details = {"labels": labels, "matrix": [[_num(x) for x in row] for row in m],
+               "rows": "true class", "columns": "predicted class"}
+    return MetricValue(total, details=details, notes=notes)
+
+
+def _accuracy_value(stats: StatValues, params: Params) -> MetricValue:
+    c = _counts(stats)
+    if c.total == 0:
+        return MetricValue(None, notes=["no rows (or zero total weight)"])
+    return MetricValue(sum(c.tp.values()) / c.total)
+
+
+def _hamming_value(stats: StatValues, params: Params) -> MetricValue:
+    c = _counts(stats)
+    if c.total == 0:
+        return MetricValue(None, notes=["no rows (or zero total weight)"])
+    return MetricValue(1 - sum(c.tp.values()) / c.total)
+
+
+def _kappa_value(stats: StatValues, params: Params) -> MetricValue:
+    c = _counts(stats)
+    labels = c.labels(params)
+    m = c.matrix(labels)
+    n = len(labels)
+    rows = [sum(r) for r in m]
+    cols = [sum(col) for col in zip(*m, strict=True)] if m else []
+    total = sum(rows)
+    if total == 0:
+        return MetricValue(None, notes=["undefined: no rows among the labels"])
+    scheme = params.get("weights", "none")
+
+    def wgt(i: int, j: int) -> float:
+        if scheme == "linear":
+            return abs(i - j)
+        if scheme == "quadratic":
+            return (i - j) ** 2
+        return 0.0 if i == j else 1.0
+
+    observed = sum(wgt(i, j) * m[i][j] for i in range(n) for j in range(n))
+    expected = sum(wgt(i, j) * rows[i] * cols[j] / total for i in range(n) for j in range(n))
+    if expected == 0:
+        return MetricValue(None, notes=["undefined: truth and predictions agree on a single "
+                                        "class only (expected disagreement is 0), as "
+                                        "scikit-learn's NaN"])
+    return MetricValue(1 - observed / expected)
+
+
+def _mcc_value(stats: StatValues, params: Params) -> MetricValue:
+    c = _counts(stats)
+    s = c.total
+    if s == 0:
+        return MetricValue(None, notes=["no rows (or zero total weight)"])
+    correct = sum(c.tp.values())
+    t = [c.true.get(k, 0.0) for k in c.classes]
+    p = [c.pred.get(k, 0.0) for k in c.classes]
+    cov_tp = correct * s - sum(a * b for a, b in zip(t, p, strict=True))
+    cov_pp = s * s - sum(b * b for b in p)
+    cov_tt = s * s - sum(a * a for a in t)
+    if cov_pp * cov_tt == 0:
+        return MetricValue(0.0, notes=["truth or predictions hold a single class: reported "
+                                       "as 0, as scikit-learn's matthews_corrcoef"])
+    return MetricValue(cov_tp / math.sqrt(cov_pp * cov_tt))
+
+
+def _balanced_value(stats: StatValues, params: Params) -> MetricValue:
+    c = _counts(stats)
+    present = [k for k in c.classes if c.true.get(k, 0.0) > 0]
+    if not present:
+        return MetricValue(None, notes=["no rows (or zero total weight)"])
+    recalls = [c.tp.get(k, 0.0) / c.true[k] for k in present]
+    score = sum(recalls) / len(recalls)
+    notes = []
+    only_pred = [k for k in c.classes if c.true.get(k, 0.0) == 0]
+    if only_pred:
+        notes.append(f"{len(only_pred)} predicted class(es) never true "
+                     f"({', '.join(map(repr, only_pred[:5]))}) are left out, as scikit-learn")
+    if params.get("adjusted", False):
+        chance = 1 / len(recalls)
+        if chance == 1:
+            return MetricValue(None, notes=[*notes, "adjusted: undefined with one true class"])
+        score = (score - chance) / (1 - chance)
+    return MetricValue(score, details={"by_label": [
+        {"label": k, "recall": r} for k, r in zip(present, recalls, strict=True)]}, notes=notes)
+
+
+# --------------------------------------------------------------------------- score values
+
+def _top_k_value(stats: StatValues, params: Params) -> MetricValue:
+    df: pl.DataFrame = stats[RANKS]
+    k = params["k"]
+    ties = params.get("ties", "expected")
+    above, tied = pl.col("above"), pl.col("tied")
+    if ties == "optimistic":
+        hit = (above < k).cast(F64)
+    elif ties == "pessimistic":
+        hit = (above + tied <= k).cast(F64)
+    else:
+        hit = ((k - above) / tied).clip(0.0, 1.0)
+    row = df.select((pl.col("w") * hit).sum().alias("hits"), pl.col("w").sum().alias("w"),
+                    pl.col("classes").max().alias("classes")).row(0, named=True)
+    if not row["w"]:
+        return MetricValue(None, notes=["no rows (or zero total weight)"])
+    notes = []
+    if row["classes"] is not None and k >= row["classes"]:
+        notes.append(f"k={k} is not below the number of classes ({row['classes']}): every "
+                     "row is a hit")
+    return MetricValue(float(row["hits"]) / float(row["w"]), notes=notes)
+
+
+def _log_loss_value(stats: StatValues, params: Params) -> MetricValue:
+    for key, v in stats.items():
+        if key.startswith("multiclass.proba["):
+            vals = {c.rsplit(".", 1)[1]: float(x) for c, x in v.items()}
+            break
+    else:  # pragma: no cover - the engine always provides it
+        raise KeyError("multiclass.proba")
+    if vals["outside"]:
+        raise InputDataError(
+            f"log_loss needs probabilities, but {int(vals['outside'])} row(s) hold per-class "
+            "scores outside [0, 1] (column 'score')",
+            hint="give probabilities (e.g. apply a softmax to the scores), or drop log_loss",
+        )
+    if not vals["w"]:
+        return MetricValue(None, notes=["no rows (or zero total weight)"])
+    notes = []
+    if vals["unnormed"]:
+        notes.append(f"{int(vals['unnormed'])} row(s) of probabilities do not sum to 1: used "
+                     "as given, as scikit-learn (which warns)")
+    return MetricValue(vals["logloss"] / vals["w"], notes=notes)
+
+
+# --------------------------------------------------------------------------- declarations
+
+HARD = frozenset({"prediction", "score"})
+SCORE = frozenset({"score"})
+PEERS = "scikit-learn (sklearn.metrics) and Spark MLlib's weighted MulticlassMetrics"
+COUNTS_NOTE = ("Counts are sums of the weight column (Spark MLlib's weighted MulticlassMetrics, "
+               "scikit-learn's sample_weight). The predicted class is the prediction column, "
+               "or the class with the highest score when there is none.")
+
+
+def _confusion_stats(p: Params, c: Context) -> Sequence[Stat]:
+    return [confusion(p, c)]
+
+
+def _ranks_stats(p: Params, c: Context) -> Sequence[Stat]:
+    return [score_ranks(p, c)]
+
+
+def _proba_stats(p: Params, c: Context) -> Sequence[Stat]:
+    return [proba(p, c)]
+
+
+def _by_label(name: str, summary: str, formula: str, ratio: Ratio, what: str, *,
+              aliases: tuple[str, ...] = (), extra: tuple[Param, ...] = (),
+              direction: str = "higher", default_set: bool = True,
+              peer: str = PEERS, conventions: str = "") -> Metric:
+    return Metric(
+        name=name, family=FAMILY, summary=summary, formula=formula,
+        direction=direction,  # type: ignore[arg-type]
+        needs=(HARD,), stats=_confusion_stats, value=_ratio_metric(ratio, what),
+        params=(AVERAGE, LABEL, LABELS, *extra, ZERO_DIVISION),
+        conventions=(
+            f"By label, {what} of class ℓ treats ℓ as positive and every other class as "
+            "negative. average=micro pools the counts of the labels; macro is the mean over "
+            "labels (scikit-learn average='macro'); weighted weights each label by its true "
+            "count (Spark MLlib's weighted* metrics, scikit-learn average='weighted'). The "
+            "labels are every class seen in truth or predictions unless 'labels' lists them; "
+            "'label' gives one class's value. The per-label values are in the report's "
+            f"details.by_label. When a label's denominator is 0 its value is zero_division (0 "
+            "by default, with a note naming the labels), as scikit-learn; Spark MLlib also "
+            "uses 0. " + conventions + COUNTS_NOTE),
+        peer=peer, aliases=aliases, range=(0.0, 1.0), in_default_set=default_set,
+    )
+
+
+def _table_metric(name: str, summary: str, formula: str, value: Callable[..., MetricValue], *,
+                  params: tuple[Param, ...] = (), direction: str = "higher",
+                  aliases: tuple[str, ...] = (), conventions: str = "", peer: str = PEERS,
+                  rng: tuple[float | None, float | None] = (0.0, 1.0),
+                  default_set: bool = True) -> Metric:
+    return Metric(
+        name=name, family=FAMILY, summary=summary, formula=formula,
+        direction=direction,  # type: ignore[arg-type]
+        needs=(HARD,), stats=_confusion_stats, value=value, params=params,
+        conventions=(conventions + " " + COUNTS_NOTE).strip(), peer=peer, aliases=aliases,
+        range=rng, in_default_set=default_set,
+    )
+
+
+METRICS: list[Metric] = [
+    _table_metric(
+        "confusion_matrix", "weighted counts of (true class, predicted class); the matrix is in "
+        "the report's details, the value is its total weight",
+        "C[i][j] = Σ w·[y = ℓ_i]·[ŷ = ℓ_j], rows true classes, columns predicted classes",
+        _confusion_value,
+        params=(LABELS, Param("normalize", str, "none",
+                              "divide by the row (true), column (pred) or grand (all) total",
+                              choices=("none", "true", "pred", "all"))),
+        aliases=("confusion",), rng=(0.0, None),
+        conventions="Classes sorted (numbers numerically, strings alphabetically); with "
+        "'labels', those classes in that order, and rows whose class is not listed are left "
+        "out. details.labels names the rows and columns, details.matrix holds the counts.",
+        peer="scikit-learn confusion_matrix; Spark MLlib MulticlassMetrics.confusionMatrix",
+    ),
+    _table_metric(
+        "accuracy", "share of rows whose predicted class is the true class",
+        "Σ w·[ŷ = y] / Σ w", _accuracy_value,
+        conventions="Micro-averaged precision and recall over all classes equal accuracy.",
+        peer="scikit-learn accuracy_score; Spark MLlib MulticlassMetrics.accuracy",
+    ),
+    _by_label("precision", "precision by label, averaged micro / macro / weighted",
+              "PPV(ℓ) = tp_ℓ / (tp_ℓ + fp_ℓ) = C[ℓ][ℓ] / Σ_i C[i][ℓ]", _precision, "precision",
+              aliases=("ppv",)),
+    _by_label("recall", "recall (true positive rate) by label, averaged micro / macro / weighted",
+              "TPR(ℓ) = tp_ℓ / (tp_ℓ + fn_ℓ) = C[ℓ][ℓ] / Σ_j C[ℓ][j]", _recall, "recall",
+              aliases=("tpr", "sensitivity")),
+    _by_label("f1", "F1 by label, averaged micro / macro / weighted",
+              "F1(ℓ) = 2·tp_ℓ / (2·tp_ℓ + fp_ℓ + fn_ℓ)", _fbeta, "F1",
+              aliases=("f1_score", "f_measure"),
+              conventions="F is computed from the counts, so a label with tp = 0 and some "
+              "fp or fn has F = 0 (scikit-learn ≥ 1.3; Spark MLlib gives the same). "),
+    _by_label("fbeta", "F-beta by label, averaged micro / macro / weighted",
+              "F_β(ℓ) = (1+β²)·tp_ℓ / ((1+β²)·tp_ℓ + β²·fn_ℓ + fp_ℓ)", _fbeta, "F-beta",
+              aliases=("f_beta", "fbeta_score"), extra=(BETA,), default_set=False,
+              conventions="F is computed from the counts (scikit-learn ≥ 1.3). "),
+    _by_label("fpr", "false positive rate by label, averaged micro / macro / weighted",
+              "FPR(ℓ) = fp_ℓ / (fp_ℓ + tn_ℓ), tn_ℓ = rows neither true nor predicted ℓ", _fpr,
+              "FPR", direction="lower", aliases=("false_positive_rate",), default_set=False,
+              peer="Spark MLlib MulticlassMetrics.falsePositiveRate / weightedFalsePositiveRate"),
+    _table_metric(
+        "cohen_kappa", "Cohen's kappa: agreement of predictions with truth beyond chance",
+        "κ = 1 − Σ W_ij·C_ij / Σ W_ij·E_ij, E_ij = row_i·col_j / N, W = 1 − I (or |i−j|, "
+        "(i−j)²)", _kappa_value,
+        params=(LABELS, Param("weights", str, "none",
+                              "disagreement weights: none, linear |i−j| or quadratic (i−j)² "
+                              "over the classes in order", choices=("none", "linear",
+                                                                     "quadratic"))),
+        aliases=("kappa", "cohen_kappa_score"), rng=(-1.0, 1.0),
+        conventions="Classes sorted, or as listed in 'labels' (their order sets i−j for "
+        "linear and quadratic weights). Undefined (with a note) when the expected "
+        "disagreement is 0, as scikit-learn (NaN).",
+        peer="scikit-learn cohen_kappa_score",
+    ),
+    _table_metric(
+        "mcc", "Matthews correlation coefficient (multiclass, Gorodkin's R_K)",
+        "(c·s − Σ t_k·p_k) / √((s² − Σ p_k²)·(s² − Σ t_k²)); c correct, s total, t_k true and "
+        "p_k predicted counts", _mcc_value, aliases=("matthews_corrcoef",), rng=(-1.0, 1.0),
+        conventions="0 with a note when truth or predictions hold a single class, as "
+        "scikit-learn's matthews_corrcoef.",
+        peer="scikit-learn matthews_corrcoef",
+    ),
+    _table_metric(
+        "balanced_accuracy", "mean recall over the classes present in the truth",
+        "(1/|K|) Σ_{k∈K} tp_k / true_k over classes K with true_k > 0; adjusted: "
+        "(score − 1/|K|) / (1 − 1/|K|)", _balanced_value,
+        params=(Param("adjusted", bool, False, "rescale so chance scores 0 and perfect 1"),),
+        conventions="Classes that are predicted but never true are left out (with a note), "
+        "as scikit-learn's balanced_accuracy_score.",
+        peer="scikit-learn balanced_accuracy_score",
+    ),
+    _table_metric(
+        "hamming_loss", "share of rows whose predicted class is wrong (1 − accuracy)",
+        "Σ w·[ŷ ≠ y] / Σ w", _hamming_value, direction="lower", default_set=False,
+        aliases=("hamming", "zero_one_loss"),
+        peer="Spark MLlib MulticlassMetrics.hammingLoss; scikit-learn hamming_loss",
+    ),
+    Metric(
+        "top_k_accuracy", FAMILY, "share of rows whose true class is among the k best scored",
+        "Σ w·hit_k / Σ w; hit_k = [#{classes scored above the true class} < k], ties by "
+        "'ties'", "higher", (SCORE,), _ranks_stats, _top_k_value,
+        params=(Param("k", int, 2, "how many of the best-scored classes count", ge=1),
+                Param("ties", str, "expected",
+                      "classes scored equal to the true class: expected (the hit chance under "
+                      "a random order), optimistic (the true class first) or pessimistic (last)",
+                      choices=("expected", "optimistic", "pessimistic"))),
+        conventions="Needs per-class scores (any real numbers; probabilities are not "
+        "required). Without tied scores all three tie rules agree with scikit-learn's "
+        "top_k_accuracy_score, which breaks ties by class order instead. k at or above the "
+        "number of classes gives 1, with a note.",
+        peer="scikit-learn top_k_accuracy_score", aliases=("top_k", "topk_accuracy"),
+        cutoff="k", range=(0.0, 1.0),
+    ),
+    Metric(
+        "log_loss", FAMILY, "mean negative log-probability of the true class",
+        "−Σ w·log clip(p_{y}, eps, 1−eps) / Σ w", "lower", (SCORE,), _proba_stats,
+        _log_loss_value,
+        params=(Param("eps", float, EPS64, "clipping of probabilities away from 0 and 1",
+                      gt=0, lt=0.5),),
+        conventions="Scores must be probabilities in [0, 1] (an error otherwise); rows are "
+        "used as given when they do not sum to 1 (a note counts them), as scikit-learn, which "
+        "only warns. Clipped at float64 machine epsilon by default, as scikit-learn's log_loss.",
+        peer="scikit-learn log_loss; Spark MLlib MulticlassMetrics.logLoss",
+        aliases=("logloss", "cross_entropy"), range=(0.0, None),
+    ),
+]

@@ -1,0 +1,589 @@
+"""Multilabel classification: the task contract and its metrics.
+
+Each example has a set of true labels ``L`` and a set of predicted labels ``P`` (either may be
+empty). Three input layouts give the same sets:
+
+- ``list``: a list column per side (Parquet, JSONL), e.g. ``["sports", "politics"]``;
+- ``delimited``: a text column with the labels joined by ``options.delimiter`` (``|`` by
+  default), e.g. ``sports|politics`` in CSV; an empty field is the empty set;
+- ``long``: one row per (id, label) in each file; an id's rows are gathered into its set, and
+  a row with an empty label stands for an example with no labels.
+
+``options.layout: auto`` (the default) uses list columns as they are, splits text columns on the
+delimiter, and, when predictions and truth are two files, gathers the rows sharing an id, which
+reads the delimited and the long layout alike. Labels are compared as sets: duplicates count
+once, order does not matter, a null set is the empty set.
+
+Statistics (one pass, Polars list expressions, no per-example Python):
+
+- ``multilabel.examples``: weighted sums over examples of ``|L∩P|``, ``|L|``, ``|P|``, the
+  per-example ratios (precision, recall, Jaccard) and how many examples leave each undefined,
+  exact matches and ``|L| + |P| − 2|L∩P|``;
+- ``multilabel.fbeta[β]``: the weighted sum of per-example F-beta;
+- ``multilabel.by_label``: per label, the weighted true positives, true and predicted counts
+  (and unweighted counts, so a label seen only in zero-weight rows still counts).
+
+All of them combine by adding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from typing import Any
+
+import polars as pl
+
+from evalcli.errors import ConfigError, InputDataError
+from evalcli.metrics.base import (
+    AggStat,
+    Check,
+    Context,
+    FrameStat,
+    Metric,
+    MetricValue,
+    Param,
+    Params,
+    Stat,
+    StatValues,
+)
+from evalcli.metrics.stats import sum_by
+from evalcli.metrics.task import Role, Task, TaskInput
+
+FAMILY = "multilabel"
+F64 = pl.Float64
+ROLES = ("label", "prediction")
+
+
+# --------------------------------------------------------------------------- the task
+
+OPTIONS = (
+    Param("layout", str, "auto",
+          "list (a list column), delimited (labels joined by 'delimiter' in a text column), "
+          "long (one row per id and label; needs two files) or auto",
+          choices=("auto", "list", "delimited", "long")),
+    Param("delimiter", str, "|", "separator of labels in a delimited text column"),
+)
+
+
+def task_options(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The task options validated (the reshape hook receives them as written in the config)."""
+    return {p.name: p.check(raw.get(p.name, p.default), f"options.{p.name}") for p in OPTIONS}
+
+
+def _is_list(dtype: pl.DataType) -> bool:
+    return isinstance(dtype, pl.List | pl.Array)
+
+
+def _is_text(dtype: pl.DataType) -> bool:
+    return dtype == pl.String or isinstance(dtype, pl.Categorical | pl.Enum)
+
+
+def _elements(role: str, dtype: pl.DataType, split: str | None) -> pl.Expr:
+    """In a group-by: the role's labels of the group's rows, flattened, without empties."""
+    col = pl.col(role)
+    if isinstance(dtype, pl.Array):
+        e = col.arr.to_list().explode()
+    elif isinstance(dtype, pl.List):
+        e = col.explode()
+    elif _is_text(dtype):
+        col = col.cast(pl.String)
+        e = (col.str.split(split).explode() if split is not None else col).str.strip_chars()
+    else:
+        e = col
+    keep = e.is_not_null()
+    if _is_text(dtype) or (isinstance(dtype, pl.List | pl.Array) and dtype.inner == pl.String):
+        keep = keep & (e.cast(pl.String) != "")
+    return e.filter(keep).alias(role)
+
+
+def _as_list(role: str, dtype: pl.DataType, split: str | None) -> pl.Expr:
+    """Row-wise: the role's column as a list of labels."""
+    col = pl.col(role)
+    if isinstance(dtype, pl.Array):
+        return col.arr.to_list().alias(role)
+    if isinstance(dtype, pl.List):
+        return col
+    if _is_text(dtype) and split is not None:
+        return col.cast(pl.String).str.split(split).list.eval(
+            pl.element().str.strip_chars()).alias(role)
+    return pl.concat_list([col]).alias(role)
+
+
+def _reshape(lf: pl.LazyFrame, side: str, raw: Mapping[str, Any]) -> pl.LazyFrame:
+    """Every layout to one row per example with a list per role (Task.reshape hook)."""
+    o = task_options(raw)
+    layout, delim = o["layout"], o["delimiter"]
+    schema = lf.collect_schema()
+    roles = [r for r in ROLES if r in schema]
+    for r in roles:
+        dtype = schema[r]
+        if (isinstance(dtype, pl.List | pl.Array) and dtype.inner.is_nested()) or isinstance(
+                dtype, pl.Struct):
+            raise InputDataError(f"the {r} column holds {dtype} values, not labels or lists "
+                                 "of labels", hint="give one list of labels per example")
+        if layout == "list" and not _is_list(dtype):
+            raise ConfigError(f"options.layout is list, but the {r} column holds {dtype} values",
+                              hint="use layout: delimited for text such as a|b, or auto")
+        if layout == "delimited" and not _is_text(dtype):
+            raise ConfigError(f"options.layout is delimited, but the {r} column holds {dtype} "
+                              "values, not text", hint="use layout: auto")
+    if layout == "long" and side == "single":
+        raise ConfigError(
+            "options.layout is long (one row per id and label), which needs the predictions "
+            "and the truth in two files joined on the id",
+            hint="give a truth file, or put the labels of an example in one list or delimited "
+            "text field",
+        )
+    split = None if layout in ("list", "long") else delim
+    group = side != "single" and (
+        layout == "long" or (layout == "auto" and any(not _is_list(schema[r]) for r in roles)))
+    if not group:
+        return lf.with_columns([_as_list(r, schema[r], split) for r in roles])
+    keys = [c for c in schema.names() if c not in ROLES]
+    return lf.group_by(keys, maintain_order=True).agg(
+        [_elements(r, schema[r], split) for r in roles])
+
+
+def label_dtype(t: TaskInput) -> pl.DataType:
+    """Int64 when both sides hold integer labels (or booleans, or integral floats), else
+    String (integers are then compared as their decimal text)."""
+    inner = [t.schema[r].inner for r in ROLES if r in t.roles]  # type: ignore[attr-defined]
+    if all(d.is_numeric() or d == pl.Boolean for d in inner):
+        return pl.Int64()
+    return pl.String()
+
+
+def _set_expr(role: str, t: TaskInput) -> pl.Expr:
+    """The role's labels as a sorted list of distinct labels, never null."""
+    target = label_dtype(t)
+    col = pl.col(role)
+    inner = t.schema[role].inner  # type: ignore[attr-defined]
+    if inner.is_float() or inner == pl.Boolean:
+        col = col.cast(pl.List(pl.Int64))
+    col = col.cast(pl.List(target))
+    el = pl.element()
+    keep = el.is_not_null() if target == pl.Int64 else el.is_not_null() & (el != "")
+    return (col.list.eval(el.filter(keep)).list.unique().list.sort()
+            .fill_null(pl.lit([], dtype=pl.List(target))).alias(role))
+
+
+def _checks(t: TaskInput) -> list[Check]:
+    out = []
+    for role in ROLES:
+        if role not in t.roles:
+            continue
+        inner = t.schema[role].inner  # type: ignore[attr-defined]
+        if inner.is_float():
+            out.append(Check(
+                f"{role}_labels", role, partial(_not_whole, role),
+                f"the {role} sets hold numbers that are not whole, so not labels",
+                "labels are integers or strings",
+            ))
+    return out
+
+
+def _not_whole(role: str) -> pl.Expr:
+    el = pl.element()
+    return pl.col(role).list.eval(el.is_infinite() | (el != el.round())).list.any()
+
+
+def _normalize(lf: pl.LazyFrame, t: TaskInput) -> pl.LazyFrame:
+    return lf.with_columns([_set_expr(r, t) for r in ROLES if r in t.roles])
+
+
+TASK = Task(
+    name=FAMILY,
+    summary="a set of labels per example: true set and predicted set (list column, delimited "
+    "text, or one row per id and label)",
+    roles=(
+        Role("label", "the true labels: a list, delimited text, or one per row (long layout)",
+             True, nullable=True),
+        Role("prediction", "the predicted labels, in the same layouts", True, nullable=True),
+    ),
+    options=OPTIONS,
+    checks=_checks,
+    normalize=_normalize,
+    reshape=_reshape,
+)
+TASKS = [TASK]
+
+
+# --------------------------------------------------------------------------- statistics
+
+EXAMPLES = "multilabel.examples"
+BY_LABEL = "multilabel.by_label"
+EXAMPLE_COLUMNS = ("w", "rows", "inter", "true", "pred", "prec", "prec_undef", "prec_undef_n",
+                   "rec", "rec_undef", "rec_undef_n", "jac", "both_empty", "both_empty_n",
+                   "exact", "xor")
+
+
+def _sizes() -> tuple[pl.Expr, pl.Expr, pl.Expr]:
+    lab, pred = pl.col("label"), pl.col("prediction")
+    inter = lab.list.set_intersection(pred).list.len().cast(F64)
+    return inter, lab.list.len().cast(F64), pred.list.len().cast(F64)
+
+
+def examples(params: Params, ctx: Context) -> AggStat:
+    """Per-example sums: sizes, ratios (0 where undefined) and the weight where undefined."""
+    w = pl.col("weight")
+
+    def exprs() -> list[pl.Expr]:
+        inter, nl, np_ = _sizes()
+        union = nl + np_ - inter
+
+        def ratio(num: pl.Expr, den: pl.Expr) -> pl.Expr:
+            return pl.when(den > 0).then(num / den).otherwise(0.0)
+
+        cols = {
+            "w": w.sum(),
+            "rows": pl.len().cast(F64),
+            "inter": (w * inter).sum(),
+            "true": (w * nl).sum(),
+            "pred": (w * np_).sum(),
+            "prec": (w * ratio(inter, np_)).sum(),
+            "prec_undef": (w * (np_ == 0)).sum(),
+            "prec_undef_n": (np_ == 0).sum().cast(F64),
+            "rec": (w * ratio(inter, nl)).sum(),
+            "rec_undef": (w * (nl == 0)).sum(),
+            "rec_undef_n": (nl == 0).sum().cast(F64),
+            "jac": (w * ratio(inter, union)).sum(),
+            "both_empty": (w * (union == 0)).sum(),
+            "both_empty_n": (union == 0).sum().cast(F64),
+            "exact": (w * ((inter == nl) & (inter == np_))).sum(),
+            "xor": (w * (nl + np_ - 2 * inter)).sum(),
+        }
+        return [e.alias(f"{EXAMPLES}.{c}") for c, e in cols.items()]
+
+    return AggStat(EXAMPLES, exprs, {f"{EXAMPLES}.{c}": "sum" for c in EXAMPLE_COLUMNS})
+
+
+def fbeta_sum(params: Params, ctx: Context) -> AggStat:
+    """Σ w·(1+β²)|L∩P| / (β²|L| + |P|) over the examples where it is defined."""
+    b2 = float(params.get("beta", 1.0)) ** 2
+    key = f"multilabel.fbeta[beta={params.get('beta', 1.0)!r}]"
+
+    def exprs() -> list[pl.Expr]:
+        inter, nl, np_ = _sizes()
+        den = b2 * nl + np_
+        f = pl.when(den > 0).then((1 + b2) * inter / den).otherwise(0.0)
+        return [(pl.col("weight") * f).sum().alias(f"{key}.f")]
+
+    return AggStat(key, exprs, {f"{key}.f": "sum"})
+
+
+def _by_label_build(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    base = lf.select(*keys, "weight", "label", "prediction",
+                     pl.col("label").list.set_intersection("prediction").alias("__tp"))
+    parts = []
+    for col, name in (("label", "true"), ("prediction", "pred"), ("__tp", "tp")):
+        part = (base.select(*keys, "weight", pl.col(col).alias("class")).explode("class")
+                .drop_nulls("class").group_by([*keys, "class"])
+                .agg(pl.col("weight").sum().alias(name),
+                     pl.len().cast(pl.Int64).alias(f"{name}_n")))
+        parts.append(part)
+    return pl.concat(parts, how="diagonal").group_by([*keys, "class"]).agg(
+        [pl.col(c).sum() for c in ("true", "pred", "tp", "true_n", "pred_n", "tp_n")])
+
+
+def by_label(params: Params, ctx: Context) -> FrameStat:
+    """Per label: weighted true positives, true and predicted counts (and row counts)."""
+    return FrameStat(BY_LABEL, _by_label_build, partial(sum_by, by=["class"]))
+
+
+# --------------------------------------------------------------------------- values
+
+ZERO_DIVISION = Param(
+    "zero_division", str, "0",
+    "value of a ratio whose denominator is 0 (an empty set, a label never predicted): 0 or 1 "
+    "(with a note), or nan (left out of the average, as scikit-learn's zero_division=np.nan)",
+    choices=("0", "1", "nan"),
+)
+AVERAGE = Param(
+    "average", str, "samples",
+    "samples (per example, then the mean: Spark MLlib's precision/recall/f1Measure), micro "
+    "(pooled counts: Spark's micro*), macro (mean over labels) or weighted (mean over labels "
+    "weighted by true count)", choices=("samples", "micro", "macro", "weighted"),
+)
+LABEL = Param("label", str, None, "one label: its own value (Spark MLlib's precision(label) "
+              "...) instead of an average", nullable=True)
+BETA = Param("beta", float, 1.0, "weight of recall relative to precision", gt=0)
+
+
+def _ex(stats: StatValues) -> dict[str, float]:
+    v = stats[EXAMPLES]
+    return {c: float(v[f"{EXAMPLES}.{c}"] or 0.0) for c in EXAMPLE_COLUMNS}
+
+
+def _fallback(zd: str) -> float | None:
+    return None if zd == "nan" else float(zd)
+
+
+def _samples(total: float, w: float, undef_w: float, undef_n: float, zd: str,
+             what: str) -> MetricValue:
+    """Mean over examples of a ratio that is undefined on ``undef`` examples."""
+    if w == 0:
+        return MetricValue(None, notes=["no examples (or zero total weight)"])
+    notes = []
+    fb = _fallback(zd)
+    if undef_n:
+        treat = "left out of the mean" if fb is None else f"counted as {zd}"
+        notes.append(f"{int(undef_n)} example(s) with {what}: {treat} (zero_division={zd})")
+    if fb is None:
+        if w - undef_w <= 0:
+            return MetricValue(None, notes=[*notes, "no example with a defined value"])
+        return MetricValue(total / (w - undef_w), notes=notes)
+    return MetricValue((total + fb * undef_w) / w, notes=notes)
+
+
+def _micro(num: float, den: float, zd: str, what: str) -> MetricValue:
+    if den != 0:
+        return MetricValue(num / den)
+    return MetricValue(_fallback(zd), notes=[f"pooled {what} is 0/0 (zero_division={zd})"])
+
+
+LabelRatio = Callable[[dict[str, float], Params], tuple[float, float]]
+
+
+def _labels_average(stats: StatValues, params: Params, ratio: LabelRatio,
+                    what: str) -> MetricValue:
+    """One label's value, or the macro / weighted mean over the labels seen."""
+    df: pl.DataFrame = stats[BY_LABEL]
+    zd = params.get("zero_division", "0")
+    fb = _fallback(zd)
+    rows = {r["class"]: r for r in df.sort("class").iter_rows(named=True)}
+    if params.get("label") is not None:
+        dtype = df.schema["class"]
+        raw = params["label"]
+        try:
+            k: Any = int(raw) if dtype.is_integer() else str(raw)
+        except ValueError:
+            k = raw
+        r = rows.get(k, {"tp": 0.0, "true": 0.0, "pred": 0.0})
+        num, den = ratio(r, params)
+        one = {"label": k, "support": r["true"], "numerator": num, "denominator": den}
+        if den != 0:
+            return MetricValue(num / den, details=one)
+        absent = "" if k in rows else f"label {k!r} occurs in neither truth nor predictions; "
+        return MetricValue(fb, details=one,
+                           notes=[f"{absent}{what} of {k!r} is 0/0 (zero_division={zd})"])
+    labels = [k for k, r in rows.items() if r["true_n"] or r["pred_n"]]
+    average = params.get("average", "samples")
+    by_label, undefined = [], []
+    for k in labels:
+        num, den = ratio(rows[k], params)
+        if den == 0:
+            undefined.append(k)
+        by_label.append({"label": k, "value": num / den if den else fb,
+                         "support": rows[k]["true"]})
+    details: dict[str, Any] = {"average": average, "by_label": by_label}
+    notes = []
+    if undefined:
+        shown = ", ".join(map(repr, undefined[:5])) + (" ..." if len(undefined) > 5 else "")
+        treat = "left out of the average" if fb is None else f"counted as {zd}"
+        notes.append(f"{what} is 0/0 for {len(undefined)} label(s) ({shown}): {treat} "
+                     f"(zero_division={zd})")
+    vals = [(d["value"], float(d["support"])) for d in by_label if d["value"] is not None]
+    if average == "macro":
+        if not vals:
+            return MetricValue(None, details, [*notes, "no label with a defined value"])
+        return MetricValue(sum(v for v, _ in vals) / len(vals), details, notes)
+    support = sum(s for _, s in vals)
+    if support == 0:
+        return MetricValue(fb, details, [*notes, "no true labels: the weighted average is 0/0 "
+                                         f"(zero_division={zd})"])
+    return MetricValue(sum(v * s for v, s in vals) / support, details, notes)
+
+
+def _fb(params: Params) -> float:
+    return float(params.get("beta", 1.0)) ** 2
+
+
+RATIOS: dict[str, LabelRatio] = {
+    "precision": lambda r, p: (r["tp"], r["pred"]),
+    "recall": lambda r, p: (r["tp"], r["true"]),
+    "fbeta": lambda r, p: ((1 + _fb(p)) * r["tp"],
+                           (1 + _fb(p)) * r["tp"] + _fb(p) * (r["true"] - r["tp"])
+                           + (r["pred"] - r["tp"])),
+    "jaccard": lambda r, p: (r["tp"], r["true"] + r["pred"] - r["tp"]),
+}
+
+
+def _fbeta_key(params: Params) -> str:
+    return f"multilabel.fbeta[beta={params.get('beta', 1.0)!r}]"
+
+
+def _value(kind: str) -> Callable[[StatValues, Params], MetricValue]:
+    what = {"precision": "precision", "recall": "recall", "fbeta": "F",
+            "jaccard": "Jaccard index"}[kind]
+
+    def value(stats: StatValues, params: Params) -> MetricValue:
+        average = params.get("average", "samples")
+        zd = params.get("zero_division", "0")
+        if params.get("label") is not None or average in ("macro", "weighted"):
+            return _labels_average(stats, params, RATIOS[kind], what)
+        e = _ex(stats)
+        b2 = _fb(params)
+        if average == "micro":
+            num, den = {
+                "precision": (e["inter"], e["pred"]),
+                "recall": (e["inter"], e["true"]),
+                "fbeta": ((1 + b2) * e["inter"], b2 * e["true"] + e["pred"]),
+                "jaccard": (e["inter"], e["true"] + e["pred"] - e["inter"]),
+            }[kind]
+            return _micro(num, den, zd, what)
+        if kind == "precision":
+            return _samples(e["prec"], e["w"], e["prec_undef"], e["prec_undef_n"], zd,
+                            "an empty prediction set")
+        if kind == "recall":
+            return _samples(e["rec"], e["w"], e["rec_undef"], e["rec_undef_n"], zd,
+                            "an empty label set")
+        total = e["jac"] if kind == "jaccard" else float(stats[_fbeta_key(params)][
+            f"{_fbeta_key(params)}.f"] or 0.0)
+        return _samples(total, e["w"], e["both_empty"], e["both_empty_n"], zd,
+                        "empty label and prediction sets")
+
+    return value
+
+
+def _stats_for(kind: str) -> Callable[[Params, Context], Sequence[Stat]]:
+    def stats(params: Params, ctx: Context) -> Sequence[Stat]:
+        if params.get("label") is not None or params.get("average") in ("macro", "weighted"):
+            return [by_label(params, ctx)]
+        out: list[Stat] = [examples(params, ctx)]
+        if kind == "fbeta" and params.get("average", "samples") == "samples":
+            out.append(fbeta_sum(params, ctx))
+        return out
+
+    return stats
+
+
+def _subset_value(stats: StatValues, params: Params) -> MetricValue:
+    e = _ex(stats)
+    if e["w"] == 0:
+        return MetricValue(None, notes=["no examples (or zero total weight)"])
+    return MetricValue(e["exact"] / e["w"])
+
+
+def _hamming_value(stats: StatValues, params: Params) -> MetricValue:
+    e = _ex(stats)
+    df: pl.DataFrame = stats[BY_LABEL]
+    space = params.get("label_space", "union")
+    n = params.get("n_labels")
+    if n is None:
+        seen = pl.col("true_n") > 0
+        if space == "union":
+            seen = seen | (pl.col("pred_n") > 0)
+        n = int(df.select(seen.sum()).item() or 0)
+    if e["w"] == 0:
+        return MetricValue(None, notes=["no examples (or zero total weight)"])
+    if n == 0:
+        return MetricValue(None, notes=["no labels in the " + (
+            "truth" if space == "truth" else "truth or predictions")])
+    return MetricValue(e["xor"] / (e["w"] * n), details={"labels": n})
+
+
+def _hamming_stats(params: Params, ctx: Context) -> Sequence[Stat]:
+    return [examples(params, ctx), by_label(params, ctx)]
+
+
+def _examples_stats(params: Params, ctx: Context) -> Sequence[Stat]:
+    return [examples(params, ctx)]
+
+
+# --------------------------------------------------------------------------- declarations
+
+BOTH = (frozenset({"label"}), frozenset({"prediction"}))
+PEERS = "Spark MLlib MultilabelMetrics (average=samples and micro, by label); scikit-learn " \
+    "on label-indicator matrices (every average)"
+WEIGHTS = ("Weighted by the weight column as scikit-learn's sample_weight (Spark MLlib's "
+           "MultilabelMetrics has no weights).")
+AVERAGES = (
+    "average=samples computes the ratio per example and takes the (weighted) mean, as Spark "
+    "MLlib's document-based metrics and scikit-learn's average='samples'; micro pools |L∩P|, "
+    "|L| and |P| over examples (Spark's micro*); macro and weighted average the per-label "
+    "values over every label seen in truth or predictions, weighted by true count for "
+    "weighted (scikit-learn). 'label' gives one label's value (Spark's metric(label)); the "
+    "per-label values of macro/weighted are in details.by_label. ")
+
+
+def _set_metric(kind: str, name: str, summary: str, formula: str, empty: str, *,
+                aliases: tuple[str, ...] = (), extra: tuple[Param, ...] = (),
+                default_set: bool = True) -> Metric:
+    return Metric(
+        name=name, family=FAMILY, summary=summary, formula=formula, direction="higher",
+        needs=BOTH, stats=_stats_for(kind), value=_value(kind),
+        params=(AVERAGE, LABEL, *extra, ZERO_DIVISION),
+        conventions=AVERAGES + empty + " " + WEIGHTS, peer=PEERS, aliases=aliases,
+        range=(0.0, 1.0), in_default_set=default_set,
+    )
+
+
+METRICS: list[Metric] = [
+    _set_metric(
+        "precision", "precision",
+        "share of predicted labels that are true (per example, or pooled, or by label)",
+        "samples: (1/N) Σ_i |P_i ∩ L_i| / |P_i|; micro: Σ|P∩L| / Σ|P|; "
+        "label ℓ: tp_ℓ / predicted_ℓ",
+        "An empty prediction set makes an example's precision 0/0: zero_division, 0 by "
+        "default (with a note), as Spark MLlib (0) and scikit-learn's default.",
+        aliases=("ppv",)),
+    _set_metric(
+        "recall", "recall",
+        "share of true labels that are predicted (per example, or pooled, or by label)",
+        "samples: (1/N) Σ_i |P_i ∩ L_i| / |L_i|; micro: Σ|P∩L| / Σ|L|; "
+        "label ℓ: tp_ℓ / true_ℓ",
+        "An empty label set makes an example's recall 0/0: zero_division, 0 by default (with a "
+        "note), as scikit-learn. Spark MLlib divides anyway, so one such example makes its "
+        "recall NaN; zero_division=nan leaves such examples out instead.",
+        aliases=("tpr", "sensitivity")),
+    _set_metric(
+        "fbeta", "f1",
+        "F1 of predicted and true label sets (per example, or pooled, or by label)",
+        "samples: (1/N) Σ_i 2|P_i ∩ L_i| / (|P_i| + |L_i|); micro: 2Σ|P∩L| / (Σ|P| + Σ|L|); "
+        "label ℓ: 2tp_ℓ / (2tp_ℓ + fp_ℓ + fn_ℓ)",
+        "Both sets empty makes an example's F1 0/0: zero_division, 0 by default (with a note), "
+        "as scikit-learn; Spark MLlib gives NaN there (zero_division=nan leaves such examples "
+        "out). Spark's documentation prints the per-example term as 2|P∩L|/(|P|·|L|); its code "
+        "(and this) uses |P| + |L|.",
+        aliases=("f1_score", "f1_measure")),
+    _set_metric(
+        "fbeta", "fbeta", "F-beta of predicted and true label sets",
+        "samples: (1/N) Σ_i (1+β²)|P_i ∩ L_i| / (β²|L_i| + |P_i|); micro and by label from "
+        "the pooled counts", "Both sets empty: zero_division (0 by default, with a note).",
+        aliases=("f_beta", "fbeta_score"), extra=(BETA,), default_set=False),
+    _set_metric(
+        "jaccard", "accuracy",
+        "Jaccard index of predicted and true label sets (Spark MLlib's accuracy)",
+        "samples: (1/N) Σ_i |L_i ∩ P_i| / |L_i ∪ P_i|; micro: Σ|L∩P| / Σ|L∪P|; "
+        "label ℓ: tp_ℓ / (tp_ℓ + fp_ℓ + fn_ℓ)",
+        "Both sets empty makes an example's index 0/0: zero_division, 0 by default (with a "
+        "note), as scikit-learn's jaccard_score; Spark MLlib gives NaN there.",
+        aliases=("jaccard", "jaccard_score")),
+    Metric(
+        "subset_accuracy", FAMILY, "share of examples whose predicted set equals the true set",
+        "(1/N) Σ_i [P_i = L_i]", "higher", BOTH, _examples_stats, _subset_value,
+        conventions="Sets are compared, so order and duplicates do not matter (Spark MLlib "
+        "compares its arrays element by element); two empty sets are equal, as scikit-learn's "
+        "accuracy_score on indicator matrices. " + WEIGHTS,
+        peer="Spark MLlib MultilabelMetrics.subsetAccuracy; scikit-learn accuracy_score",
+        aliases=("exact_match", "exact_match_ratio"), range=(0.0, 1.0),
+    ),
+    Metric(
+        "hamming_loss", FAMILY, "share of (example, label) pairs predicted wrongly",
+        "(1 / (N·|𝓛|)) Σ_i |L_i| + |P_i| − 2|L_i ∩ P_i|", "lower", BOTH, _hamming_stats,
+        _hamming_value,
+        params=(Param("label_space", str, "union",
+                      "|𝓛|: labels seen in truth or predictions (union, as scikit-learn on a "
+                      "binarizer fitted to both) or in the truth only (truth, as Spark MLlib)",
+                      choices=("union", "truth")),
+                Param("n_labels", int, None, "|𝓛| given outright (e.g. the size of the label "
+                      "vocabulary); overrides label_space", nullable=True, ge=1)),
+        conventions="With label_space=truth (Spark MLlib) predicted labels that are never "
+        "true still count as errors in the numerator, so the value can exceed 1. details.labels "
+        "gives |𝓛|. " + WEIGHTS,
+        peer="scikit-learn hamming_loss (label_space=union); Spark MLlib "
+        "MultilabelMetrics.hammingLoss (label_space=truth)",
+        aliases=("hamming",), range=(0.0, None),
+    ),
+]
