@@ -59,8 +59,10 @@ def table(header: Sequence[str], rows: Iterable[Sequence[str]], align: str = "")
 
 
 def _status(m: MetricResult) -> str:
-    if m.gate is None or m.passed is None:
+    if m.gate is None:
         return ""
+    if m.passed is None:  # gating off
+        return f"{WARN} would fail" if m.failure else "would pass"
     return f"{PASS} pass" if m.passed else f"{FAIL} FAIL"
 
 

@@ -1,0 +1,125 @@
+"""The JUnit XML report: each gate a test case, so CI systems show gates natively.
+
+One ``<testsuites>`` with up to three suites: ``evalcli.<task>`` (gates on the overall values),
+``evalcli.<task>.segments`` (per-segment gates, the segment in the test name) and
+``evalcli.<task>.baseline`` (gates on the change from the baseline). A failed gate is a
+``<failure>`` whose message holds the measured value and the gate; with gating off it is a
+``<skipped>`` test that says what would have failed. Ungated metrics are ``<property>`` entries
+of the first suite. No timestamps or host names: the same result gives the same file.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping
+from typing import Any
+
+from evalcli._version import __version__
+from evalcli.config import SCHEMA_VERSION
+from evalcli.result import MetricResult, RunResult
+
+
+def _num(v: float | None) -> str:
+    return "undefined" if v is None else f"{v:.6g}"
+
+
+def _suite(parent: ET.Element, name: str) -> ET.Element:
+    return ET.SubElement(parent, "testsuite", {"name": name})
+
+
+def _case(suite: ET.Element, classname: str, name: str, passed: bool | None, message: str,
+          detail: str, gating: bool) -> None:
+    case = ET.SubElement(suite, "testcase", {"classname": classname, "name": name,
+                                             "time": "0"})
+    if passed is False and gating:
+        f = ET.SubElement(case, "failure", {"message": message, "type": "GateFailed"})
+        f.text = detail
+    elif passed is False:
+        ET.SubElement(case, "skipped", {"message": f"gating off (would fail: {message})"})
+    out = ET.SubElement(case, "system-out")
+    out.text = detail
+
+
+def _metric_case(suite: ET.Element, classname: str, m: MetricResult, where: str,
+                 gating: bool) -> None:
+    if m.gate is None:
+        return
+    gate = m.gate.describe()
+    name = f"{m.id}{where} {gate}"
+    detail = f"{m.id}{where} = {_num(m.value)}; gate {gate}"
+    if m.notes:
+        detail += "; notes: " + "; ".join(m.notes)
+    message = f"{m.id}{where}: {m.failure} (gate {gate})" if m.failure else detail
+    _case(suite, classname, name, m.failure is None, message, detail, gating)
+
+
+def _finish(suite: ET.Element) -> tuple[int, int, int]:
+    cases = suite.findall("testcase")
+    failures = sum(c.find("failure") is not None for c in cases)
+    skipped = sum(c.find("skipped") is not None for c in cases)
+    suite.set("tests", str(len(cases)))
+    suite.set("failures", str(failures))
+    suite.set("errors", "0")
+    suite.set("skipped", str(skipped))
+    suite.set("time", "0")
+    return len(cases), failures, skipped
+
+
+def _baseline_cases(suite: ET.Element, classname: str, d: Mapping[str, Any],
+                    gating: bool) -> None:
+    from evalcli.diff import ChangeGate
+
+    for x in d.get("metrics", []):
+        if "gate" not in x:
+            continue
+        gate = ChangeGate.from_mapping(x["gate"]).describe()
+        rel = f" ({100 * x['relative']:+.2f}%)" if x.get("relative") is not None else ""
+        delta = f"{x['delta']:+.6g}" if x.get("delta") is not None else "undefined"
+        detail = (f"{x['id']}: baseline {_num(x['baseline'])}, candidate "
+                  f"{_num(x['candidate'])}, change {delta}{rel} ({x['change']}); gate {gate}")
+        message = f"{x['id']} vs baseline: {x['failure']} (gate {gate})" if x.get(
+            "failure") else detail
+        _case(suite, classname, f"{x['id']} vs baseline: {gate}", x.get("passed"), message,
+              detail, gating)
+
+
+def render(r: RunResult) -> str:
+    """The JUnit XML of a run."""
+    root = ET.Element("testsuites", {"name": f"evalcli {r.task}"})
+    main = _suite(root, f"evalcli.{r.task}")
+    props = ET.SubElement(main, "properties")
+    for k, v in (("evalcli.version", __version__), ("schema_version", str(SCHEMA_VERSION)),
+                 ("task", r.task), ("engine", r.engine),
+                 ("rows", str(r.alignment.matched - r.alignment.dropped_nulls)),
+                 ("passed", str(r.passed).lower())):
+        ET.SubElement(props, "property", {"name": k, "value": v})
+    for m in r.metrics:
+        ET.SubElement(props, "property", {"name": f"metric.{m.id}", "value": _num(m.value)})
+    for m in r.metrics:
+        if m.gate is not None:
+            _metric_case(main, f"evalcli.{r.task}", m, "", r.gating)
+    suites = [main]
+    seg_gated = [(s, m) for s in r.segments for m in s.metrics if m.gate is not None]
+    missing = [f for f in r.failures if "the segment is not in the data" in f]
+    if seg_gated or missing:
+        seg = _suite(root, f"evalcli.{r.task}.segments")
+        for s, m in seg_gated:
+            _metric_case(seg, f"evalcli.{r.task}.segments", m, f" [{s.label}]", r.gating)
+        for f in missing:
+            _case(seg, f"evalcli.{r.task}.segments", f.split(":")[0], False, f, f, r.gating)
+        suites.append(seg)
+    base = r.extra.get("baseline")
+    if isinstance(base, dict) and any("gate" in x for x in base.get("metrics", [])):
+        b = _suite(root, f"evalcli.{r.task}.baseline")
+        b.set("file", str(base.get("baseline", "")))
+        _baseline_cases(b, f"evalcli.{r.task}.baseline", base, r.gating)
+        suites.append(b)
+    totals = [_finish(s) for s in suites]
+    root.set("tests", str(sum(t[0] for t in totals)))
+    root.set("failures", str(sum(t[1] for t in totals)))
+    root.set("errors", "0")
+    root.set("skipped", str(sum(t[2] for t in totals)))
+    root.set("time", "0")
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") \
+        + "\n"
