@@ -53,7 +53,8 @@ def _binary_rule(role: str, t: TaskInput) -> Check | None:
         return Check(
             f"{role}_binary",
             role,
-            lambda: ~col.is_in([0, 1]) & col.is_not_null(),
+            # == rather than is_in: is_in refuses a float column against integer values
+            lambda: (col != 0) & (col != 1),
             f"the {role} column must hold 0 and 1 (or true/false) for a binary task",
             "map the labels to 0/1, set 'positive: <value>' under 'options:' to name the "
             "positive class, or use task: multiclass",
@@ -269,9 +270,14 @@ def _balanced_value(stats: StatValues, params: Params) -> MetricValue:
 
 
 def _curve(stats: StatValues) -> pl.DataFrame:
-    """Cumulative tp/fp at each distinct score, highest score first."""
+    """Cumulative tp/fp at each distinct score, highest score first.
+
+    Scores carried only by zero-weight rows are left out: they would add a point with 0/0
+    precision (and a peak-F1 threshold no row supports); as in scikit-learn, a zero weight
+    is the same as no row.
+    """
     df: pl.DataFrame = stats[SCORE_COUNTS]
-    return df.sort("score", descending=True).select(
+    return df.filter((pl.col("pos") + pl.col("neg")) > 0).sort("score", descending=True).select(
         "score",
         pl.col("pos").cum_sum().alias("tp"),
         pl.col("neg").cum_sum().alias("fp"),
@@ -346,7 +352,9 @@ def _proba_sum(stats: StatValues, name: str) -> tuple[float, float]:
 def _mean_of(name: str) -> Callable[[StatValues, Params], MetricValue]:
     def value(stats: StatValues, params: Params) -> MetricValue:
         s, w = _proba_sum(stats, name)
-        return MetricValue(s / w) if w > 0 else MetricValue(None, notes=["no rows (or zero weight)"])
+        if w > 0:
+            return MetricValue(s / w)
+        return MetricValue(None, notes=["no rows (or zero weight)"])
 
     return value
 

@@ -1,0 +1,441 @@
+"""Binary metrics against scikit-learn and Spark's published definitions, through the pipeline.
+
+Every value here is computed the way a user gets it: data written to a file, a config, the
+reader, the alignment, the task's checks and the one-pass engine (``tests/_pipeline.py``).
+References are scikit-learn 1.9 (``sklearn.metrics``), Spark MLlib's definitions written out
+as plain Python loops (AUPRC), and brute force (peak F1).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from itertools import pairwise
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from sklearn import metrics as skm
+
+from evalcli.errors import InputDataError, MetricError
+from tests._pipeline import run, value, values
+
+ALL = [
+    "accuracy", "precision", "recall", "specificity", "fpr", "f1", "fbeta[beta=2]",
+    "fbeta[beta=0.5]", "mcc", "balanced_accuracy", "auroc", "auprc", "average_precision",
+    "log_loss", "brier", "peak_f1",
+]
+
+Arr = np.ndarray
+
+
+# --------------------------------------------------------------------------- references
+
+def spark_auprc(y: Sequence[int], s: Sequence[float], w: Sequence[float] | None = None) -> float:
+    """Spark MLlib's areaUnderPR, written from its definition.
+
+    One (recall, precision) point per distinct score, highest first, from cumulative weighted
+    counts; the point (0, precision of the first point) is put in front; the area is the
+    trapezoidal sum. Zero-weight rows are left out (they carry no evidence).
+    """
+    rows = [(si, yi, 1.0 if w is None else wi)
+            for si, yi, wi in zip(s, y, w if w is not None else [1.0] * len(y), strict=True)]
+    rows = [r for r in rows if r[2] > 0]
+    p_total = sum(wi for _, yi, wi in rows if yi == 1)
+    points = []
+    for t in sorted({si for si, _, _ in rows}, reverse=True):
+        tp = sum(wi for si, yi, wi in rows if si >= t and yi == 1)
+        fp = sum(wi for si, yi, wi in rows if si >= t and yi == 0)
+        points.append((tp / p_total, tp / (tp + fp)))
+    points.insert(0, (0.0, points[0][1]))
+    return sum((x2 - x1) * (y1 + y2) / 2 for (x1, y1), (x2, y2) in pairwise(points))
+
+
+def brute_peak_f1(y: Arr, s: Arr, w: Arr | None) -> tuple[float, float]:
+    """Max F1 over every distinct score used as threshold (score >= t), and the highest t."""
+    ww = np.ones(len(y)) if w is None else w
+    best, best_t = -1.0, math.nan
+    for t in sorted(set(s[ww > 0].tolist()), reverse=True):
+        f = skm.f1_score(y, (s >= t).astype(int), sample_weight=ww, zero_division=0)
+        if f > best + 1e-12:
+            best, best_t = f, t
+    return best, best_t
+
+
+def sk_reference(y: Arr, s: Arr, w: Arr | None, threshold: float = 0.5) -> dict[str, float]:
+    """scikit-learn's value of every binary metric (nan where scikit-learn has none)."""
+    yp = (s >= threshold).astype(int)
+    kw = {"sample_weight": w}
+    cm = skm.confusion_matrix(y, yp, labels=[0, 1], sample_weight=w)
+    tn, fp = cm[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = {
+            "accuracy": skm.accuracy_score(y, yp, **kw),
+            "precision": skm.precision_score(y, yp, zero_division=0, **kw),
+            "recall": skm.recall_score(y, yp, zero_division=0, **kw),
+            "specificity": tn / (tn + fp) if tn + fp else 0.0,
+            "fpr": fp / (tn + fp) if tn + fp else 0.0,
+            "f1": skm.f1_score(y, yp, zero_division=0, **kw),
+            "fbeta[beta=2]": skm.fbeta_score(y, yp, beta=2, zero_division=0, **kw),
+            "fbeta[beta=0.5]": skm.fbeta_score(y, yp, beta=0.5, zero_division=0, **kw),
+            "mcc": skm.matthews_corrcoef(y, yp, **kw),
+            "balanced_accuracy": skm.balanced_accuracy_score(y, yp, **kw),
+            "auroc": skm.roc_auc_score(y, s, **kw) if len(set(y)) == 2 else math.nan,
+            "log_loss": skm.log_loss(y, s, labels=[0, 1], **kw),
+            "brier": skm.brier_score_loss(y, s, pos_label=1, **kw),
+        }
+    ww = np.ones(len(y)) if w is None else w
+    if (ww * y).sum() > 0:
+        out["average_precision"] = skm.average_precision_score(y, s, **kw)
+        out["auprc"] = spark_auprc(y.tolist(), s.tolist(), None if w is None else w.tolist())
+        out["peak_f1"] = brute_peak_f1(y, s, w)[0]
+    else:
+        out["average_precision"] = out["auprc"] = out["peak_f1"] = math.nan
+    # scikit-learn's AUROC is nan when a class has no weight; so is ours (undefined)
+    if (ww * y).sum() == 0 or (ww * (1 - y)).sum() == 0:
+        out["auroc"] = math.nan
+    return out
+
+
+def frame(y: Sequence[int], s: Sequence[float], w: Sequence[float] | None = None) -> pl.DataFrame:
+    data: dict[str, object] = {
+        "label": pl.Series(list(y), dtype=pl.Int64),
+        "score": pl.Series([float(v) for v in s], dtype=pl.Float64),
+    }
+    if w is not None:
+        data["w"] = pl.Series([float(v) for v in w], dtype=pl.Float64)
+    return pl.DataFrame(data)
+
+
+def ours(y: Sequence[int], s: Sequence[float], w: Sequence[float] | None = None,
+         metrics: Sequence[object] = ALL, **kw: object) -> dict[str, float | None]:
+    if w is not None:
+        kw["columns"] = {"weight": "w"}
+    return values(run(frame(y, s, w), "binary", metrics, **kw))
+
+
+def assert_matches(got: dict[str, float | None], ref: dict[str, float]) -> None:
+    for mid, expected in ref.items():
+        if mid not in got:
+            continue
+        if math.isnan(expected):
+            assert got[mid] is None, f"{mid}: expected undefined, got {got[mid]}"
+        else:
+            assert got[mid] is not None, f"{mid}: undefined, scikit-learn says {expected}"
+            assert got[mid] == pytest.approx(expected, rel=1e-9, abs=1e-12), mid
+
+
+# --------------------------------------------------------------------------- property tests
+
+GRID = [0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0]
+
+
+@st.composite
+def binary_data(draw: st.DrawFn, max_size: int = 40) -> tuple[Arr, Arr, Arr | None]:
+    n = draw(st.integers(1, max_size))
+    y = draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
+    if draw(st.booleans()):  # a coarse grid: many ties
+        s = draw(st.lists(st.sampled_from(GRID), min_size=n, max_size=n))
+    else:
+        s = draw(st.lists(st.floats(0, 1, allow_nan=False), min_size=n, max_size=n))
+    w = None
+    if draw(st.booleans()):
+        w = draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.0]), min_size=n, max_size=n))
+    return (np.array(y), np.array(s, dtype=float),
+            None if w is None else np.array(w, dtype=float))
+
+
+SETTINGS = settings(max_examples=60, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(binary_data())
+def test_every_metric_matches_the_references(data: tuple[Arr, Arr, Arr | None]) -> None:
+    y, s, w = data
+    assume(w is None or w.sum() > 0)
+    got = ours(y.tolist(), s.tolist(), None if w is None else w.tolist())
+    assert_matches(got, sk_reference(y, s, w))
+
+
+@SETTINGS
+@given(binary_data(), st.sampled_from([0.0, 0.1, 0.3, 0.75, 1.0]))
+def test_threshold_parameter(data: tuple[Arr, Arr, Arr | None], threshold: float) -> None:
+    y, s, w = data
+    assume(w is None or w.sum() > 0)
+    names = ["accuracy", "precision", "recall", "specificity", "fpr", "f1", "mcc",
+             "balanced_accuracy"]
+    got = ours(y.tolist(), s.tolist(), None if w is None else w.tolist(),
+               [{"metric": m, "threshold": threshold} for m in names])
+    ref = sk_reference(y, s, w, threshold)
+    assert_matches({k.split("[")[0]: v for k, v in got.items()},
+                   {k: ref[k] for k in names})
+
+
+@SETTINGS
+@given(binary_data())
+def test_peak_f1_threshold_is_the_highest_reaching_the_maximum(
+        data: tuple[Arr, Arr, Arr | None]) -> None:
+    y, s, w = data
+    assume((np.ones(len(y)) if w is None else w)[y == 1].sum() > 0)
+    r = run(frame(y.tolist(), s.tolist(), None if w is None else w.tolist()), "binary",
+            ["peak_f1"], **({"columns": {"weight": "w"}} if w is not None else {}))
+    best, t = brute_peak_f1(y, s, w)
+    assert r.metrics[0].value == pytest.approx(best, rel=1e-9)
+    assert r.metrics[0].details["threshold"] == pytest.approx(t)
+
+
+@SETTINGS
+@given(binary_data(max_size=25))
+def test_hard_prediction_column(data: tuple[Arr, Arr, Arr | None]) -> None:
+    """With a prediction column and no threshold, counts come from the predictions."""
+    y, s, w = data
+    assume(w is None or w.sum() > 0)
+    yp = (s >= 0.42).astype(int)  # any hard prediction, unrelated to the 0.5 default
+    df = frame(y.tolist(), s.tolist(), None if w is None else w.tolist()).with_columns(
+        prediction=pl.Series(yp.tolist()))
+    kw = {"columns": {"weight": "w"}} if w is not None else {}
+    got = values(run(df, "binary", ["precision", "recall", "f1", "mcc", "auroc"], **kw))
+    ref = sk_reference(y, s, w, threshold=0.42)
+    assert_matches(got, {k: ref[k] for k in ("precision", "recall", "f1", "mcc", "auroc")})
+
+
+# --------------------------------------------------------------------------- hand-worked cases
+
+def test_auprc_hand_worked_from_sparks_definition() -> None:
+    # scores 0.9(+) 0.8(-) 0.7(+) 0.6(-): PR points (R, P) at each distinct score, highest
+    # first: (.5, 1), (.5, .5), (1, 2/3), (1, .5); Spark puts (0, 1) in front.
+    # area = .5*(1+1)/2 + 0 + .5*(.5+2/3)/2 + 0 = 19/24
+    got = value({"label": [1, 0, 1, 0], "score": [0.9, 0.8, 0.7, 0.6]}, "binary", "auprc")
+    assert got == pytest.approx(19 / 24)
+    # average precision (step) on the same data: .5*1 + .5*(2/3) = 5/6
+    got = value({"label": [1, 0, 1, 0], "score": [0.9, 0.8, 0.7, 0.6]}, "binary",
+                "average_precision")
+    assert got == pytest.approx(5 / 6)
+
+
+def test_auprc_first_point_takes_the_precision_of_a_tied_top_score() -> None:
+    # the top score is tied between a positive and a negative: first point (0, 1/2), then
+    # (.5, .5), (1, 2/3): area = .25 + .5*(.5+2/3)/2 = 13/24 (not starting at precision 1)
+    got = value({"label": [1, 0, 1], "score": [0.9, 0.9, 0.1]}, "binary", "auprc")
+    assert got == pytest.approx(13 / 24)
+    assert got == pytest.approx(spark_auprc([1, 0, 1], [0.9, 0.9, 0.1]))
+
+
+def test_auroc_ties_count_half() -> None:
+    # one positive and one negative tied: the pair counts 1/2; the other pairs are ordered
+    y, s = [1, 0, 1, 0], [0.8, 0.8, 0.9, 0.1]
+    # pairs (pos, neg): (0.8,0.8)=.5 (0.8,0.1)=1 (0.9,0.8)=1 (0.9,0.1)=1 -> 3.5/4
+    assert value({"label": y, "score": s}, "binary", "auroc") == pytest.approx(3.5 / 4)
+    assert value({"label": y, "score": s}, "binary", "auroc") == pytest.approx(
+        skm.roc_auc_score(y, s))
+
+
+def test_all_equal_scores() -> None:
+    got = ours([0, 1, 1, 0, 1], [0.3] * 5)
+    assert got["auroc"] == 0.5
+    assert got["average_precision"] == pytest.approx(0.6)  # the prevalence
+    assert got["auprc"] == pytest.approx(0.6)  # one point (1, .6) after (0, .6)
+    assert got["peak_f1"] == pytest.approx(2 * 3 / (2 * 3 + 2))  # everything positive
+
+
+@pytest.mark.parametrize("y", [[0, 0, 0], [1, 1, 1]])
+def test_single_class_present(y: list[int]) -> None:
+    r = run(frame(y, [0.2, 0.6, 0.9]), "binary", ALL)
+    got = {m.id: m for m in r.metrics}
+    assert got["auroc"].value is None and got["auroc"].notes
+    if y[0] == 0:
+        for mid in ("auprc", "average_precision", "peak_f1"):
+            assert got[mid].value is None and "no positive" in got[mid].notes[0]
+        assert got["recall"].value == 0.0 and got["recall"].notes  # zero_division, said so
+    else:
+        assert got["average_precision"].value == 1.0
+        assert got["auprc"].value == 1.0
+        assert got["specificity"].value == 0.0 and got["specificity"].notes
+    assert got["mcc"].value == 0.0 and got["mcc"].notes
+    ys, ss = np.array(y), np.array([0.2, 0.6, 0.9])
+    ref = sk_reference(ys, ss, None)
+    for mid in ("accuracy", "precision", "f1", "balanced_accuracy", "log_loss", "brier"):
+        assert got[mid].value == pytest.approx(ref[mid]), mid
+
+
+def test_one_row() -> None:
+    got = ours([1], [0.7])
+    assert got["accuracy"] == 1.0 and got["auroc"] is None
+    assert got["log_loss"] == pytest.approx(-math.log(0.7))
+    assert got["brier"] == pytest.approx(0.09)
+    assert got["peak_f1"] == 1.0
+
+
+@pytest.mark.parametrize("zd,expected", [("0", 0.0), ("1", 1.0), ("nan", None)])
+def test_zero_division_parameter(zd: str, expected: float | None) -> None:
+    r = run(frame([1, 0], [0.1, 0.2]), "binary", [{"metric": "precision", "zero_division": zd}])
+    m = r.metrics[0]
+    assert m.value == expected and m.notes
+    assert skm.precision_score([1, 0], [0, 0], zero_division=np.nan if zd == "nan" else
+                               int(zd)) == pytest.approx(math.nan if expected is None
+                                                         else expected, nan_ok=True)
+
+
+# --------------------------------------------------------------------------- weights
+
+def test_zero_weights_equal_dropping_the_rows() -> None:
+    # the top score only has zero-weight rows: it must not create a PR point (it would be
+    # 0/0 precision) nor a peak-F1 threshold
+    y, s, w = [1, 0, 1, 0, 1, 1], [0.99, 0.8, 0.6, 0.3, 0.2, 0.05], [0, 1, 1, 1, 1, 0]
+    got = ours(y, s, w)
+    keep = [i for i in range(len(y)) if w[i] > 0]
+    dropped = ours([y[i] for i in keep], [s[i] for i in keep])
+    for mid in ALL:
+        assert got[mid] == pytest.approx(dropped[mid]), mid
+    r = run(frame(y, s, w), "binary", ["peak_f1"], columns={"weight": "w"})
+    assert r.metrics[0].details["threshold"] != 0.99
+
+
+def test_integer_weights_equal_duplicated_rows() -> None:
+    rng = np.random.default_rng(7)
+    y = rng.integers(0, 2, 30)
+    s = rng.choice(GRID, 30)
+    w = rng.integers(1, 4, 30)
+    got = ours(y.tolist(), s.tolist(), w.astype(float).tolist())
+    rep = ours(np.repeat(y, w).tolist(), np.repeat(s, w).tolist())
+    for mid in ALL:
+        assert got[mid] == pytest.approx(rep[mid]), mid
+
+
+def test_all_weights_zero_is_undefined_not_a_number() -> None:
+    r = run(frame([1, 0], [0.7, 0.3], [0, 0]), "binary", ALL, columns={"weight": "w"})
+    for m in r.metrics:
+        assert m.value is None or m.notes, m.id  # undefined, or a fallback that says so
+    assert r.metric("auroc").value is None
+    assert r.metric("log_loss").value is None
+
+
+def test_negative_weight_is_an_error() -> None:
+    with pytest.raises(InputDataError, match="negative"):
+        ours([1, 0], [0.7, 0.3], [-1, 1])
+
+
+# --------------------------------------------------------------------------- log loss, brier
+
+def test_log_loss_clips_at_machine_epsilon_like_scikit_learn() -> None:
+    y, s = [1, 0, 1], [1.0, 1.0, 0.0]
+    got = ours(y, s, metrics=["log_loss"])["log_loss"]
+    assert got == pytest.approx(skm.log_loss(y, s, labels=[0, 1]))
+    eps = float(np.finfo(np.float64).eps)
+    assert got == pytest.approx(-2 * math.log(eps) / 3)
+
+
+def test_log_loss_eps_parameter() -> None:
+    y, s = [1, 0, 1, 0], [1.0, 0.2, 0.0005, 0.0]
+    got = ours(y, s, metrics=[{"metric": "log_loss", "eps": 1e-3}])["log_loss[eps=0.001]"]
+    p = np.clip(np.array(s), 1e-3, 1 - 1e-3)
+    yy = np.array(y)
+    assert got == pytest.approx(float(-np.mean(yy * np.log(p) + (1 - yy) * np.log(1 - p))))
+
+
+@pytest.mark.parametrize("eps", [0, -1, 0.5, 0.7])
+def test_log_loss_eps_out_of_range(eps: float) -> None:
+    with pytest.raises(MetricError, match="eps"):
+        ours([1, 0], [0.5, 0.5], metrics=[{"metric": "log_loss", "eps": eps}])
+
+
+@pytest.mark.parametrize("metric", ["log_loss", "brier"])
+@pytest.mark.parametrize("bad", [1.5, -0.1])
+def test_scores_outside_unit_interval_are_an_error_for_probability_metrics(
+        metric: str, bad: float) -> None:
+    with pytest.raises(InputDataError, match=r"outside \[0, 1\].*1 row\(s\).*data row 3"):
+        ours([1, 0, 1], [0.5, 0.2, bad], metrics=[metric])
+
+
+def test_scores_outside_unit_interval_are_fine_for_rank_metrics() -> None:
+    y, s = [1, 0, 1, 0], [3.5, -2.0, 0.7, 0.7]
+    got = ours(y, s, metrics=["auroc", "average_precision", "auprc", "peak_f1"])
+    assert got["auroc"] == pytest.approx(skm.roc_auc_score(y, s))
+    assert got["average_precision"] == pytest.approx(skm.average_precision_score(y, s))
+    assert got["auprc"] == pytest.approx(spark_auprc(y, s))
+
+
+# --------------------------------------------------------------------------- label codings
+
+def test_boolean_labels() -> None:
+    df = pl.DataFrame({"label": [True, False, True, False], "score": [0.9, 0.4, 0.3, 0.2]})
+    got = values(run(df, "binary", ["auroc", "accuracy"]))
+    assert got["auroc"] == pytest.approx(skm.roc_auc_score([1, 0, 1, 0], [0.9, 0.4, 0.3, 0.2]))
+    assert got["accuracy"] == pytest.approx(0.75)
+
+
+def test_float_labels_zero_one() -> None:
+    df = pl.DataFrame({"label": [1.0, 0.0, 1.0, 0.0], "score": [0.9, 0.4, 0.3, 0.2]})
+    assert values(run(df, "binary", ["auroc"]))["auroc"] == pytest.approx(0.75)
+
+
+def test_float_labels_other_values_are_an_error() -> None:
+    df = pl.DataFrame({"label": [1.0, 0.5, 1.0, 0.0], "score": [0.9, 0.4, 0.3, 0.2]})
+    with pytest.raises(InputDataError, match=r"0 and 1.*data row 2.*0\.5"):
+        run(df, "binary", ["auroc"])
+
+
+def test_string_labels_with_positive() -> None:
+    df = pl.DataFrame({"label": ["yes", "no", "yes", "no"], "score": [0.9, 0.4, 0.3, 0.2],
+                       "prediction": ["yes", "yes", "no", "no"]})
+    got = values(run(df, "binary", ["auroc", "precision", "recall"], options={"positive": "yes"}))
+    assert got["auroc"] == pytest.approx(0.75)
+    assert got["precision"] == pytest.approx(0.5) and got["recall"] == pytest.approx(0.5)
+
+
+def test_string_labels_without_positive_are_an_error() -> None:
+    df = pl.DataFrame({"label": ["yes", "no"], "score": [0.9, 0.4]})
+    with pytest.raises(InputDataError, match="positive"):
+        run(df, "binary", ["auroc"])
+
+
+def test_numeric_labels_with_a_named_positive() -> None:
+    df = pl.DataFrame({"label": [2, 1, 2, 1], "score": [0.9, 0.4, 0.3, 0.2]})
+    got = values(run(df, "binary", ["auroc"], options={"positive": "2"}))
+    assert got["auroc"] == pytest.approx(0.75)
+
+
+def test_labels_other_than_zero_one_are_an_error() -> None:
+    with pytest.raises(InputDataError, match=r"0 and 1.*data row 2.*label=2"):
+        ours([1, 2, 0], [0.3, 0.2, 0.1])
+
+
+# --------------------------------------------------------------------------- nulls
+
+def test_nan_score_is_an_error_with_count_and_first_row() -> None:
+    with pytest.raises(InputDataError, match=r"2 row\(s\) with a null or NaN score.*data row 2"):
+        ours([1, 0, 1, 0], [0.7, math.nan, 0.2, math.nan])
+
+
+def test_null_label_is_an_error() -> None:
+    df = pl.DataFrame({"label": [1, None, 0], "score": [0.7, 0.3, 0.2]})
+    with pytest.raises(InputDataError, match=r"1 row\(s\) with a null or NaN label"):
+        run(df, "binary", ["auroc"])
+
+
+def test_nulls_drop_reports_the_count() -> None:
+    df = pl.DataFrame({"label": [1, None, 0, 1, 0], "score": [0.7, 0.3, math.nan, 0.4, 0.9]})
+    r = run(df, "binary", ["auroc"], alignment={"nulls": "drop"})
+    assert r.alignment.dropped_nulls == 2
+    assert r.metrics[0].value == pytest.approx(skm.roc_auc_score([1, 1, 0], [0.7, 0.4, 0.9]))
+
+
+# --------------------------------------------------------------------------- parameters
+
+@pytest.mark.parametrize("beta", [0, -1, "abc"])
+def test_bad_beta(beta: object) -> None:
+    with pytest.raises(MetricError, match="beta"):
+        ours([1, 0], [0.5, 0.5], metrics=[{"metric": "fbeta", "beta": beta}])
+
+
+def test_aliases_and_ids() -> None:
+    r = run(frame([1, 0, 1], [0.9, 0.2, 0.4]), "binary",
+            ["roc_auc", "fbeta[beta=2]", {"metric": "recall", "threshold": 0.3}, "ap"])
+    assert [m.id for m in r.metrics] == [
+        "auroc", "fbeta[beta=2]", "recall[threshold=0.3]", "average_precision"]
+
