@@ -8,6 +8,7 @@ parts with Chan's formula; ``abs_errors`` (weight per distinct absolute error) g
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from functools import partial
 
@@ -75,23 +76,39 @@ MOMENTS = "regression.moments"
 ABS_ERRORS = "regression.abs_errors"
 
 
+def _mean_m2(x: pl.Expr, w: pl.Expr, sw: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """Weighted mean and centred sum of squares, computed around a pivot (the first value).
+
+    Centring on a value of the data keeps the sums small: with a target of mean 1e9 and a
+    spread of 1e-3, the plain weighted mean is off by a few ulps of 1e9 and the centred sum
+    of squares (hence R²) loses about seven digits; around the pivot it stays exact to
+    rounding, as scikit-learn's two-pass numpy computation.
+    """
+    c = x.first()
+    d = x - c
+    mean_d = (w * d).sum() / sw
+    return c + mean_d, (w * (d - mean_d) ** 2).sum()
+
+
 def _moment_exprs() -> list[pl.Expr]:
     y, w = pl.col("label"), pl.col("weight")
     e = y - pl.col("prediction")
     sw = w.sum()
-    mean_y = (w * y).sum() / sw
-    mean_e = (w * e).sum() / sw
+    mean_y, m2_y = _mean_m2(y, w, sw)
+    mean_e, m2_e = _mean_m2(e, w, sw)
     k = MOMENTS
     return [
         sw.alias(f"{k}.w"),
+        pl.len().cast(F64).alias(f"{k}.n"),
         mean_y.alias(f"{k}.mean_y"),
-        (w * (y - mean_y) ** 2).sum().alias(f"{k}.m2_y"),
+        m2_y.alias(f"{k}.m2_y"),
         mean_e.alias(f"{k}.mean_e"),
-        (w * (e - mean_e) ** 2).sum().alias(f"{k}.m2_e"),
+        m2_e.alias(f"{k}.m2_e"),
         (w * e**2).sum().alias(f"{k}.sse"),
         (w * e.abs()).sum().alias(f"{k}.sae"),
         (w * e.abs() / pl.max_horizontal(y.abs(), pl.lit(EPS64))).sum().alias(f"{k}.sape"),
-        e.abs().max().alias(f"{k}.max_e"),
+        # the rows that carry weight: a zero weight is no row (a Poisson-bootstrap draw of 0)
+        e.abs().filter(w > 0).max().alias(f"{k}.max_e"),
     ]
 
 
@@ -121,7 +138,8 @@ def _abs_errors(p: Params, c: Context) -> Sequence[Stat]:
 
 
 def _m(stats: StatValues) -> dict[str, float]:
-    return {k.removeprefix(MOMENTS + "."): float(v) for k, v in stats[MOMENTS].items()}
+    return {k.removeprefix(MOMENTS + "."): math.nan if v is None else float(v)
+            for k, v in stats[MOMENTS].items()}
 
 
 def _value(fn: Callable[[dict[str, float]], MetricValue]) -> Callable[[StatValues, Params],
@@ -136,6 +154,9 @@ def _value(fn: Callable[[dict[str, float]], MetricValue]) -> Callable[[StatValue
 
 
 def _r2(m: dict[str, float]) -> MetricValue:
+    if m["n"] < 2:
+        return MetricValue(None, notes=["undefined with fewer than two rows, as scikit-learn's "
+                                        "r2_score"])
     if m["m2_y"] == 0:
         v = 1.0 if m["sse"] == 0 else 0.0
         return MetricValue(v, notes=[f"the target is constant: reported as {v:g}, as "
@@ -161,10 +182,15 @@ def _median_ae(stats: StatValues, params: Params) -> MetricValue:
     half = total / 2
     # weighted median, averaging the two middle values when the half falls on a boundary
     # (the unweighted case gives numpy's median; weights follow scikit-learn's averaged
-    # weighted percentile)
-    lower = df.filter(pl.col("cw") >= half)["abs_e"][0]
-    upper = df.filter(pl.col("cw") > half)["abs_e"][0]
-    return MetricValue((float(lower) + float(upper)) / 2)
+    # inverted CDF). "On a boundary" allows for rounding: 0.1 + 0.2 misses 0.3 by an ulp,
+    # and scikit-learn treats such a miss as a hit too.
+    tol = 8 * EPS64 * total
+    at = df.filter(pl.col("cw") >= half - tol).row(0, named=True)
+    lower = float(at["abs_e"])
+    if at["cw"] > half + tol:
+        return MetricValue(lower)
+    upper = float(df.filter(pl.col("cw") > half + tol)["abs_e"][0])
+    return MetricValue((lower + upper) / 2)
 
 
 REG = (frozenset({"label"}), frozenset({"prediction"}))
@@ -192,7 +218,8 @@ METRICS: list[Metric] = [
     _metric("r2", "coefficient of determination", "1 − Σ w·(y − ŷ)² / Σ w·(y − ȳ)²", _r2,
             direction="higher", aliases=("r_squared", "r2_score"), rng=(None, 1.0),
             conventions="Weighted; ȳ is the weighted mean. A constant target gives 1 when "
-            "the predictions are exact, else 0, with a note (scikit-learn's force_finite)."),
+            "the predictions are exact, else 0, with a note (scikit-learn's force_finite). "
+            "Undefined with fewer than two rows, as scikit-learn."),
     _metric("explained_variance", "share of the target's variance the errors do not have",
             "1 − Var_w(y − ŷ) / Var_w(y)", _explained_variance, direction="higher",
             aliases=("explained_variance_score",), rng=(None, 1.0),
@@ -207,8 +234,9 @@ METRICS: list[Metric] = [
             "A fraction (0.1 = 10%)."),
     _metric("max_error", "largest absolute error", "max |y − ŷ|",
             lambda m: MetricValue(m["max_e"]),
-            conventions="Unweighted (weights do not change a maximum), as scikit-learn's "
-            "max_error."),
+            conventions="The maximum over the rows with a positive weight (other weights "
+            "do not change a maximum; a zero weight is no row). scikit-learn's max_error "
+            "takes no weights."),
     Metric("median_absolute_error", FAMILY, "median of the absolute errors",
            "median |y − ŷ| (weighted median with weights)", "lower", REG, _abs_errors,
            _median_ae,
