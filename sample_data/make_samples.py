@@ -60,6 +60,87 @@ def regression() -> None:
     write_all(df, "regression")
 
 
+def multiclass() -> None:
+    """Digits (10 classes): a regularised logistic regression's class and per-class
+    probabilities, one column per class (p_0 .. p_9); truth in another file joined on id."""
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    idx = np.arange(len(y))
+    Xtr, Xte, ytr, yte, _, ite = train_test_split(X, y, idx, test_size=0.3, random_state=SEED,
+                                                  stratify=y)
+    model = make_pipeline(StandardScaler(), LogisticRegression(C=0.003, max_iter=2000))
+    model.fit(Xtr, ytr)
+    proba = model.predict_proba(Xte)
+    ids = [f"img-{i:04d}" for i in ite]
+    preds = pl.DataFrame({"id": ids, "prediction": model.classes_[proba.argmax(axis=1)],
+                          **{f"p_{c}": np.round(proba[:, j], 6)
+                             for j, c in enumerate(model.classes_)}})
+    ink = np.where(Xte.sum(axis=1) > np.median(X.sum(axis=1)), "heavy", "light")
+    truth = pl.DataFrame({"id": ids, "label": yte.astype(int), "ink": ink})
+    order = np.random.default_rng(SEED).permutation(len(ids))
+    write_all(preds.sort("id"), "multiclass_predictions")
+    write_all(truth[order.tolist()], "multiclass_truth")
+
+
+TOPICS = ["finance", "health", "politics", "sports", "tech", "travel"]
+
+
+def multilabel() -> None:
+    """Synthetic topic tagging (scikit-learn's make_multilabel_classification, six named
+    topics) with one-vs-rest logistic regressions; a topic is predicted when p >= 0.5.
+    Parquet and JSONL hold list columns; CSV holds the same sets joined by '|'."""
+    from sklearn.datasets import make_multilabel_classification
+    from sklearn.multiclass import OneVsRestClassifier
+
+    X, Y = make_multilabel_classification(n_samples=1000, n_features=20, n_classes=6,
+                                          n_labels=2, allow_unlabeled=True, random_state=SEED)
+    Xtr, Xte, Ytr, Yte = train_test_split(X, Y, test_size=0.4, random_state=SEED)
+    model = OneVsRestClassifier(LogisticRegression(C=0.1, max_iter=2000)).fit(Xtr, Ytr)
+    Yhat = model.predict_proba(Xte) >= 0.5
+    names = np.array(TOPICS)
+    ids = [f"doc-{i:04d}" for i in range(len(Yte))]
+    truth = [list(names[row.astype(bool)]) for row in Yte]
+    pred = [list(names[row]) for row in Yhat]
+    ls = pl.List(pl.String)
+    preds = pl.DataFrame({"id": ids, "prediction": pred}, schema={"id": pl.String,
+                                                                  "prediction": ls})
+    truth_df = pl.DataFrame({"id": ids, "label": truth}, schema={"id": pl.String, "label": ls})
+    for df, stem in ((preds, "multilabel_predictions"), (truth_df, "multilabel_truth")):
+        df.write_parquet(HERE / f"{stem}.parquet")
+        df.write_ndjson(HERE / f"{stem}.jsonl")
+        col = df.columns[1]
+        df.with_columns(pl.col(col).list.join("|")).write_csv(HERE / f"{stem}.csv")
+
+
+SPARK_DOCS = [  # (predictions, labels): the worked example of Spark MLlib's evaluation guide
+    ([0, 1], [0, 2]), ([0, 2], [0, 1]), ([], [0]), ([2], [2]), ([2, 0], [2, 0]),
+    ([0, 1, 2], [0, 1]), ([1], [1, 2]),
+]
+
+
+def multilabel_spark_docs() -> None:
+    """Spark MLlib's seven-document multilabel example in all three layouts: list columns
+    (JSONL, Parquet), delimited text (CSV), and one row per (doc, label) in two CSV files."""
+    li = pl.List(pl.Int64)
+    df = pl.DataFrame({"doc": list(range(len(SPARK_DOCS))),
+                       "prediction": [p for p, _ in SPARK_DOCS],
+                       "label": [lab for _, lab in SPARK_DOCS]},
+                      schema={"doc": pl.Int64, "prediction": li, "label": li})
+    df.write_ndjson(HERE / "multilabel_spark_docs.jsonl")
+    df.write_parquet(HERE / "multilabel_spark_docs.parquet")
+    df.with_columns(pl.col("prediction", "label").cast(pl.List(pl.String)).list.join("|")) \
+        .write_csv(HERE / "multilabel_spark_docs.csv")
+    for col, stem in (("prediction", "predictions"), ("label", "truth")):
+        # an empty set is one row with an empty label, so the document is still there
+        long = df.select("doc", pl.when(pl.col(col).list.len() > 0).then(pl.col(col))
+                         .otherwise(pl.lit([None], dtype=li)).alias(col)).explode(col)
+        long.write_csv(HERE / f"multilabel_spark_docs_{stem}_long.csv")
+
+
 if __name__ == "__main__":
     binary()
     regression()
+    multiclass()
+    multilabel()
+    multilabel_spark_docs()

@@ -558,6 +558,8 @@ def _confusion_value(stats: StatValues, params: Params) -> MetricValue:
     total = sum(c.cell.get((y, p), 0.0) for y in labels for p in labels)
     details = {"labels": labels, "matrix": [[_num(x) for x in row] for row in m],
                "rows": "true class", "columns": "predicted class"}
+    notes.insert(0, f"{len(labels)}×{len(labels)} matrix in the report's details "
+                 "(rows true, columns predicted)")
     return MetricValue(total, details=details, notes=notes)
 
 
