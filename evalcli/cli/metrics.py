@@ -42,7 +42,7 @@ def _registry(plugins: list[Path] | None) -> Registry:
     for b in reg.broken:
         from rich.markup import escape
 
-        err.print(f"[yellow]warning:[/] plugin {escape(b.describe())}", soft_wrap=True)
+        err.print(f"[yellow]warning:[/] {escape(b.describe())}", soft_wrap=True)
     return reg
 
 
@@ -119,7 +119,8 @@ def show(
     if not found:
         broken = ""
         if reg.broken:
-            broken = " It may come from a plugin that failed to load: " + "; ".join(
+            broken = " An installed plugin failed to load, and it may be one of its " \
+                "metrics: " + "; ".join(
                 b.describe() for b in reg.broken)
         raise MetricError(
             f"unknown metric '{name}'.{did_you_mean(base, reg.names(family))}{broken}",

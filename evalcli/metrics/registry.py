@@ -66,7 +66,8 @@ class BrokenPlugin:
     """Where it came from, e.g. ``plugin 'example' (evalcli-plugin-example 0.1.0)``."""
 
     def describe(self) -> str:
-        return f"{self.origin or self.name} failed to load: {self.error}"
+        """E.g. ``plugin 'x' (x-dist 1.0) failed to load: ImportError: ...``."""
+        return f"{self.origin or f'plugin {self.name!r}'} failed to load: {self.error}"
 
 
 def _exc(exc: BaseException) -> str:
@@ -236,8 +237,8 @@ class Registry:
         where = f" It is a {', '.join(elsewhere)} metric." if elsewhere else ""
         if self.broken:
             raise MetricError(
-                f"unknown {family} metric '{name}'.{where} It may come from a plugin that "
-                "failed to load: " + "; ".join(b.describe() for b in self.broken),
+                f"unknown {family} metric '{name}'.{where} An installed plugin failed to load, "
+                "and it may be one of its metrics: " + "; ".join(b.describe() for b in self.broken),
                 hint="fix or reinstall the plugin (evalcli metrics lists what loaded), or "
                 "remove the metric from the config",
             )
@@ -398,7 +399,7 @@ def load_plugin_path(registry: Registry, path: Path) -> None:
 def warn_broken(registry: Registry) -> None:
     """Warn (:class:`PluginWarning`) about each installed plugin that failed to load."""
     for b in registry.broken:
-        warnings.warn(PluginWarning(f"plugin {b.describe()}; its metrics are not available"),
+        warnings.warn(PluginWarning(f"{b.describe()}; its metrics are not available"),
                       stacklevel=2)
 
 
