@@ -72,6 +72,15 @@ def detect_format(path: str) -> tuple[str, str | None]:
 EXTRA_READERS: dict[str, Callable[[Source], pl.LazyFrame]] = {}
 
 
+def _scan_trec(source: Source) -> pl.LazyFrame:
+    from evalcli.io.trec import scan_trec
+
+    return scan_trec(source)
+
+
+EXTRA_READERS["trec"] = _scan_trec
+
+
 def _exists(path: str) -> None:
     if "://" in path:
         return
@@ -90,6 +99,10 @@ def _exists(path: str) -> None:
             near = f" Did you mean '{parent / close[0]}'?" if close else ""
         raise InputDataError(f"file {path} does not exist.{near}",
                              hint="check the path (relative paths start at the config's folder)")
+    if Path(path).is_dir() and not any(f.is_file() for f in Path(path).rglob("*")):
+        raise InputDataError(f"the folder {path} holds no files",
+                             hint="point at a Parquet file, a glob such as data/*.parquet, or "
+                             "a folder of Parquet files (hive partitions)")
 
 
 def scan(source: Source) -> pl.LazyFrame:
@@ -99,8 +112,8 @@ def scan(source: Source) -> pl.LazyFrame:
             raise InputDataError(f"{source.path} has no columns")
         return source.frame
     _exists(source.path)
-    fmt, compression = detect_format(source.path)
-    fmt = source.format or fmt
+    # a format named in the config wins, even when the extension says nothing (data.out)
+    fmt = source.format or detect_format(source.path)[0]
     lf: pl.LazyFrame
     try:
         if fmt in ("csv", "tsv"):
@@ -134,5 +147,4 @@ def scan(source: Source) -> pl.LazyFrame:
                              "config") from None
     if not schema:
         raise InputDataError(f"{source.path} has no columns")
-    del compression  # polars detects gzip/zstd from the bytes
     return lf
