@@ -25,19 +25,25 @@ from typing import TYPE_CHECKING, Any
 
 from evalcli._version import __version__
 
-if TYPE_CHECKING:
-    from evalcli.api import ConfigLike, InputLike, evaluate, list_metrics, load_config
-    from evalcli.config import Config
-    from evalcli.errors import (
-        ConfigError,
-        ExitCode,
-        InputDataError,
-        MetricError,
-        PluginError,
-        UserError,
-    )
-    from evalcli.metrics.registry import PluginWarning, reset_registry
-    from evalcli.result import Gate, MetricResult, RunResult, SegmentResult
+if TYPE_CHECKING:  # the same names, eagerly, for type checkers (explicit re-exports)
+    from evalcli.api import ConfigLike as ConfigLike
+    from evalcli.api import InputLike as InputLike
+    from evalcli.api import evaluate as evaluate
+    from evalcli.api import list_metrics as list_metrics
+    from evalcli.api import load_config as load_config
+    from evalcli.config import Config as Config
+    from evalcli.errors import ConfigError as ConfigError
+    from evalcli.errors import ExitCode as ExitCode
+    from evalcli.errors import InputDataError as InputDataError
+    from evalcli.errors import MetricError as MetricError
+    from evalcli.errors import PluginError as PluginError
+    from evalcli.errors import UserError as UserError
+    from evalcli.metrics.registry import PluginWarning as PluginWarning
+    from evalcli.metrics.registry import reset_registry as reset_registry
+    from evalcli.result import Gate as Gate
+    from evalcli.result import MetricResult as MetricResult
+    from evalcli.result import RunResult as RunResult
+    from evalcli.result import SegmentResult as SegmentResult
 
 _EXPORTS = {
     "evaluate": "evalcli.api",
@@ -60,7 +66,11 @@ _EXPORTS = {
     "reset_registry": "evalcli.metrics.registry",
 }
 
-__all__ = ["__version__", *_EXPORTS]
+__all__ = [
+    "Config", "ConfigError", "ConfigLike", "ExitCode", "Gate", "InputDataError", "InputLike",
+    "MetricError", "MetricResult", "PluginError", "PluginWarning", "RunResult", "SegmentResult",
+    "UserError", "__version__", "evaluate", "list_metrics", "load_config", "reset_registry",
+]
 
 
 def __getattr__(name: str) -> Any:

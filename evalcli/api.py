@@ -119,7 +119,7 @@ def evaluate(
             lf = _frame(value, role)
             if lf is not None:
                 frames[role] = lf
-    if isinstance(config, Mapping) and "predictions" not in config and "predictions" in frames:
+    if isinstance(config, Mapping) and "predictions" not in config and predictions is not None:
         config = {**config, "predictions": _FRAME_NAME.format("predictions")}
     cfg = load_config(config)
     update: dict[str, Any] = {}
