@@ -7,6 +7,7 @@ working directory.
 
 from __future__ import annotations
 
+import difflib
 import re
 from enum import Enum
 from pathlib import Path
@@ -281,7 +282,16 @@ def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
 def explain(err: ValidationError, source: str) -> ConfigError:
     """One readable message for pydantic's errors, with did-you-mean for unknown keys."""
     lines = []
-    for e in err.errors():
+    errors = err.errors()
+    # a misspelt required key is reported once, as the unknown key with its suggestion
+    suggested = set()
+    for e in errors:
+        if e["type"] == "extra_forbidden":
+            parent = _model_at(tuple(e["loc"])[:-1])
+            close = difflib.get_close_matches(str(e["loc"][-1]), list(parent.model_fields)
+                                              if parent else [], n=1, cutoff=0.6)
+            suggested |= {(*tuple(e["loc"])[:-1], c) for c in close}
+    for e in errors:
         loc = tuple(e["loc"])
         where = _format_loc(loc)
         if e["type"] == "extra_forbidden":
@@ -293,7 +303,8 @@ def explain(err: ValidationError, source: str) -> ConfigError:
                 + (f" Known keys here: {', '.join(known)}." if known else "")
             )
         elif e["type"] == "missing":
-            lines.append(f"missing required key '{where}'")
+            if loc not in suggested:
+                lines.append(f"missing required key '{where}'")
         else:
             lines.append(f"'{where}': {e['msg']} (got {e.get('input')!r})")
     return ConfigError(f"{source}: " + "; ".join(lines), hint="see 'evalcli schema' for every key")
@@ -302,12 +313,42 @@ def explain(err: ValidationError, source: str) -> ConfigError:
 def parse_config(data: Any, source: str, base_dir: Path) -> Config:
     """Validate a mapping (already parsed from YAML, or built in Python) into a Config."""
     if not isinstance(data, dict):
-        raise ConfigError(f"{source}: the config must be a mapping of keys (task, predictions, ...)")
+        raise ConfigError(
+            f"{source}: the config must be a mapping of keys (task, predictions, ...)")
     try:
         cfg = Config.model_validate({**data, "base_dir": base_dir})
     except ValidationError as err:
         raise explain(err, source) from None
     return cfg
+
+
+def _strict_loader() -> type:
+    """PyYAML's SafeLoader, refusing a key given twice in one mapping.
+
+    PyYAML silently keeps the last of two equal keys, so a config saying two things (two
+    ``predictions:`` lines) would run on one of them without a word.
+    """
+    import yaml
+
+    class StrictLoader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=deep)
+                try:
+                    first = seen.get(key)
+                except TypeError:  # an unhashable key: the base class reports it
+                    continue
+                if first is not None:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"the key {key!r} is given twice (also at line {first + 1})",
+                        key_node.start_mark)
+                seen[key] = key_node.start_mark.line
+            return super().construct_mapping(node, deep=deep)
+
+    return StrictLoader
 
 
 def load_config(path: Path) -> Config:
@@ -321,7 +362,7 @@ def load_config(path: Path) -> Config:
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_strict_loader())
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
