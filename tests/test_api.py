@@ -167,6 +167,13 @@ def test_bad_input_raises_a_user_error(kwargs, error, text):
     assert text in str(info.value)
 
 
+def test_a_pandas_frame_gets_the_conversion_hint():
+    fake = type("DataFrame", (), {"__module__": "pandas.core.frame"})()  # no pandas needed
+    with pytest.raises(evalcli.ConfigError, match="got pandas.core.frame.DataFrame") as info:
+        evalcli.evaluate({"task": "binary"}, predictions=fake)
+    assert info.value.hint == "convert it with polars.from_pandas(df)"
+
+
 def test_bad_rows_name_the_frame_and_the_row():
     df = pl.DataFrame({"label": [0, 1, 2], "score": [0.1, 0.9, 0.5]})
     with pytest.raises(evalcli.InputDataError, match=r"<predictions DataFrame>.*0 and 1"):

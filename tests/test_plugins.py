@@ -471,3 +471,22 @@ def test_a_local_plugin_that_fails_stops_the_run(cli, tmp_path, source, error):
     assert r.exit_code == 2
     err = " ".join(r.stderr.split())
     assert error in err and "team_metrics.py" in err and "Traceback" not in r.stderr
+
+
+# --------------------------------------------------------------------------- the docs' code runs
+
+def test_the_walkthrough_in_docs_plugins_runs(tmp_path):
+    import evalcli
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "plugins.md").read_text()
+    section = doc.split("## The easy way", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "my_metrics.py").write_text(code, encoding="utf-8")
+    df = pl.DataFrame({"label": [1, 0, 1, 0], "score": [0.9, 0.8, 0.3, 0.1]})
+    res = evalcli.evaluate(
+        {"task": "binary", "plugins": [str(tmp_path / "my_metrics.py")],
+         "metrics": [{"metric": "expected_profit", "benefit": 10, "cost": 1}]},
+        predictions=df)
+    # acting on scores >= 0.5: one positive, one negative: (10·1 − 1·2) / 4 rows
+    assert res.values() == {"expected_profit[benefit=10,cost=1]": 2.0}
+    assert res.metric("expected_profit[benefit=10,cost=1]").details == {"total": 8.0}
