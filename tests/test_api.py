@@ -169,7 +169,7 @@ def test_bad_input_raises_a_user_error(kwargs, error, text):
 
 def test_a_pandas_frame_gets_the_conversion_hint():
     fake = type("DataFrame", (), {"__module__": "pandas.core.frame"})()  # no pandas needed
-    with pytest.raises(evalcli.ConfigError, match="got pandas.core.frame.DataFrame") as info:
+    with pytest.raises(evalcli.ConfigError, match=r"got pandas\.core\.frame\.DataFrame") as info:
         evalcli.evaluate({"task": "binary"}, predictions=fake)
     assert info.value.hint == "convert it with polars.from_pandas(df)"
 
