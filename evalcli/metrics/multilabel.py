@@ -145,27 +145,33 @@ def _reshape(lf: pl.LazyFrame, side: str, raw: Mapping[str, Any]) -> pl.LazyFram
         [_elements(r, schema[r], split) for r in roles])
 
 
-def label_dtype(t: TaskInput) -> pl.DataType:
-    """Int64 when both sides hold integer labels (or booleans, or integral floats), else
-    String (integers are then compared as their decimal text)."""
-    inner = [t.schema[r].inner for r in ROLES if r in t.roles]  # type: ignore[attr-defined]
-    if all(d.is_numeric() or d == pl.Boolean for d in inner):
-        return pl.Int64()
-    return pl.String()
-
-
 def _set_expr(role: str, t: TaskInput) -> pl.Expr:
-    """The role's labels as a sorted list of distinct labels, never null."""
-    target = label_dtype(t)
+    """The role's labels as a sorted list of distinct label names (text), never null.
+
+    Labels are names: integers (and integral floats) become their decimal text, so a list of
+    integers, the text ``0|2`` and long rows ``0`` and ``2`` give the same set and the same
+    report.
+    """
     col = pl.col(role)
     inner = t.schema[role].inner  # type: ignore[attr-defined]
     if inner.is_float() or inner == pl.Boolean:
         col = col.cast(pl.List(pl.Int64))
-    col = col.cast(pl.List(target))
     el = pl.element()
-    keep = el.is_not_null() if target == pl.Int64 else el.is_not_null() & (el != "")
-    return (col.list.eval(el.filter(keep)).list.unique().list.sort()
-            .fill_null(pl.lit([], dtype=pl.List(target))).alias(role))
+    return (col.cast(pl.List(pl.String)).list.eval(el.filter(el.is_not_null() & (el != "")))
+            .list.unique().list.sort().fill_null(pl.lit([], dtype=pl.List(pl.String)))
+            .alias(role))
+
+
+def label_order(label: str) -> tuple[int, float, str]:
+    """Sort key of label names: numbers numerically first, then text.
+
+    >>> sorted(["10", "b", "2", "a"], key=label_order)
+    ['2', '10', 'a', 'b']
+    """
+    try:
+        return (0, float(label), label)
+    except ValueError:
+        return (1, 0.0, label)
 
 
 def _checks(t: TaskInput) -> list[Check]:
@@ -351,14 +357,10 @@ def _labels_average(stats: StatValues, params: Params, ratio: LabelRatio,
     df: pl.DataFrame = stats[BY_LABEL]
     zd = params.get("zero_division", "0")
     fb = _fallback(zd)
-    rows = {r["class"]: r for r in df.sort("class").iter_rows(named=True)}
+    rows = {r["class"]: r for r in sorted(df.iter_rows(named=True),
+                                          key=lambda r: label_order(r["class"]))}
     if params.get("label") is not None:
-        dtype = df.schema["class"]
-        raw = params["label"]
-        try:
-            k: Any = int(raw) if dtype.is_integer() else str(raw)
-        except ValueError:
-            k = raw
+        k = str(params["label"])
         r = rows.get(k, {"tp": 0.0, "true": 0.0, "pred": 0.0})
         num, den = ratio(r, params)
         one = {"label": k, "support": r["true"], "numerator": num, "denominator": den}
