@@ -62,8 +62,11 @@ def infer_task(lf: Any, col: str, schema: dict[str, Any], positive: str | None,
     dtype = schema[col]
     if dtype == pl.Boolean:
         return "binary"
-    if isinstance(dtype, pl.List) or isinstance(dtype, pl.Array):
+    if isinstance(dtype, pl.List | pl.Array):
         return "multilabel"
+    if dtype == pl.String and lf.head(10_000).select(
+            pl.col(col).str.contains("|", literal=True).any()).collect().item():
+        return "multilabel"  # label sets joined by '|' (the multilabel delimited layout)
     values = lf.select(pl.col(col).drop_nulls().unique().head(3)).collect().to_series().to_list()
     if dtype.is_numeric():
         if set(values) <= {0, 1}:

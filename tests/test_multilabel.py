@@ -366,3 +366,14 @@ def test_metrics_show_states_the_empty_set_conventions(cli: Any) -> None:
     assert "|L_i|" in r.stdout and "Spark MLlib" in r.stdout and "empty label set" in r.stdout
     r = cli("metrics", "show", "hamming_loss")
     assert r.exit_code == 0 and "label_space" in r.stdout and "multilabel" in r.stdout
+
+
+@pytest.mark.parametrize("ext", ["parquet", "csv"])
+def test_compare_infers_multilabel_from_lists_and_delimited_text(cli: Any, ext: str) -> None:
+    data = CONFIGS.parent / "sample_data"
+    r = cli("compare", str(data / f"multilabel_predictions.{ext}"),
+            str(data / f"multilabel_truth.{ext}"), "--format", "json")
+    assert r.exit_code == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["task"] == "multilabel"
+    assert {m["id"] for m in report["metrics"]} >= {"precision", "hamming_loss"}
