@@ -139,6 +139,7 @@ def compute(plan: Plan, a: Aligned, stats: Mapping[str, Stat], engine: str) -> C
     pred_n = int(results[-len(sides)].item())
     truth_n = int(results[-1].item()) if a.truth_rows is not None else pred_n
     only_p, only_t = pred_n - matched, truth_n - matched
+    _no_rows_in_a_file(a, pred_n, truth_n)
     if a.truth_rows is not None and not full and a.inputs.unmatched == "error" and (
             only_p or only_t):
         raise unmatched_error(a, only_p, only_t)
@@ -161,6 +162,8 @@ def compute(plan: Plan, a: Aligned, stats: Mapping[str, Stat], engine: str) -> C
                 f"{a.role_file.get(c.column, '')}: {c.message}: {n} row(s), {where}",
                 hint=c.hint,
             )
+    if int(checks_row["rows"]) == 0:
+        raise _nothing_left(a, matched, only_p, only_t)
 
     alignment = AlignmentInfo(
         matched=matched, only_in_predictions=only_p, only_in_truth=only_t,
@@ -197,6 +200,31 @@ def compute(plan: Plan, a: Aligned, stats: Mapping[str, Stat], engine: str) -> C
     return Computed(overall, segments, alignment, engine)
 
 
+def _no_rows_in_a_file(a: Aligned, pred_n: int, truth_n: int) -> None:
+    """A file with a header and no rows is bad input, not a report of undefined metrics."""
+    for n, src in ((pred_n, a.inputs.predictions), (truth_n, a.inputs.truth)):
+        if n == 0 and src is not None:
+            raise InputDataError(f"{src.path} has no data rows (a header only)",
+                                 hint="check that the file was written completely")
+
+
+def _nothing_left(a: Aligned, matched: int, only_p: int, only_t: int) -> InputDataError:
+    """Every row went: none matched between the files, or every one had a null."""
+    if matched == 0 and a.truth_rows is not None:
+        return InputDataError(
+            f"no rows to evaluate: no id of {a.inputs.predictions.path} matches one of "
+            f"{a.inputs.truth.path if a.inputs.truth else ''} ({only_p} only in predictions, "
+            f"{only_t} only in truth)",
+            hint=f"check that the id column(s) {', '.join(a.ids)} hold the same keys in both "
+            "files (same type, same formatting)",
+        )
+    return InputDataError(
+        f"no rows to evaluate: each of the {matched} row(s) has a null or NaN in a needed "
+        "column and 'nulls: drop' dropped them all",
+        hint="check the columns named under 'columns:'",
+    )
+
+
 def _explain_failure(a: Aligned, checks: Mapping[str, Check], exc: Exception) -> InputDataError:
     """A query failed on bad data: find the check that explains it, or report Polars' words."""
     for c in checks.values():
@@ -209,7 +237,8 @@ def _explain_failure(a: Aligned, checks: Mapping[str, Check], exc: Exception) ->
             return InputDataError(f"{a.role_file.get(c.column, '')}: {c.message}: {n} row(s), "
                                   f"{where}", hint=c.hint)
     first = str(exc).strip().splitlines()[0]
-    return InputDataError(f"the inputs could not be evaluated: {first}",
+    files = ", ".join(s.path for s in (a.inputs.predictions, a.inputs.truth) if s is not None)
+    return InputDataError(f"the inputs ({files}) could not be evaluated: {first}",
                           hint="check the column types (evalcli validate CONFIG shows them)")
 
 
