@@ -37,6 +37,7 @@ def write_curves(result: RunResult, folder: Path, fmt: str = "csv") -> list[Path
                 df.write_csv(tmp)
             else:
                 df.write_parquet(tmp)
+            os.chmod(tmp, 0o644)  # mkstemp makes 0600; curves are plain data files
             os.replace(tmp, path)
         except BaseException:
             with contextlib.suppress(OSError):

@@ -1,0 +1,311 @@
+"""The HTML report: one self-contained file that works offline.
+
+Inline CSS, plots as inline SVG (see :mod:`evalcli.report.plots`), no scripts, and a Content
+Security Policy that forbids loading anything: opening the file makes no network request.
+Sections: the verdict and the failures, the metrics, the plots (ROC and precision-recall for
+binary, confusion-matrix heat maps for multiclass, metric@k for ranking, residuals for
+regression), per-segment values with bars, the comparison with the baseline, the inputs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import Any
+
+from evalcli._version import __version__
+from evalcli.config import SCHEMA_VERSION
+from evalcli.report.markdown import CHANGE, fmt, gate_count
+from evalcli.result import MetricResult, RunResult
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+MAX_SEGMENT_ROWS = 200
+MAX_SEGMENT_PLOTS = 8
+MAX_SEGMENT_BARS = 60
+
+CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#111827;
+background:#f9fafb}
+main{max-width:1100px;margin:0 auto;padding:24px}
+header.verdict{padding:16px 24px;border-radius:8px;margin-bottom:20px;color:#fff}
+header.pass{background:#15803d}header.fail{background:#b91c1c}header.none{background:#374151}
+header.off{background:#b45309}
+header h1{margin:0 0 4px;font-size:22px}header p{margin:0;opacity:.9}
+section{background:#fff;border:1px solid #e5e7eb;border-radius:8px;padding:16px 20px;
+margin-bottom:20px}
+h2{font-size:17px;margin:0 0 12px}
+table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}
+th,td{padding:5px 10px;border-bottom:1px solid #e5e7eb;text-align:left;vertical-align:top}
+th{background:#f3f4f6;font-weight:600}td.num{text-align:right;white-space:nowrap}
+code{font:12.5px ui-monospace,SFMono-Regular,Menlo,monospace}
+.ok{color:#15803d;font-weight:600}.bad{color:#b91c1c;font-weight:600}
+.na{color:#92400e}.dim{color:#6b7280}.better{color:#15803d}.worse{color:#b91c1c}
+ul.failures{margin:0;padding-left:20px;color:#b91c1c}
+.plots{display:flex;flex-wrap:wrap;gap:16px}
+figure{margin:0;flex:1 1 420px;max-width:100%}
+figure svg{width:100%;height:auto}
+figcaption{color:#6b7280;font-size:12px}
+footer{color:#6b7280;font-size:12px;text-align:center;padding-bottom:24px}
+"""
+
+
+def _status(passed: bool | None, failure: str | None, gated: bool) -> str:
+    if not gated:
+        return ""
+    if passed is None:
+        return '<span class="na">would fail</span>' if failure else "would pass"
+    return '<span class="ok">pass</span>' if passed else '<span class="bad">FAIL</span>'
+
+
+def _num(v: float | None) -> str:
+    return '<span class="na">n/a</span>' if v is None else escape(fmt(v))
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[bool]
+           ) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = "".join(
+        "<tr>" + "".join(f'<td class="num">{c}</td>' if numeric[i] else f"<td>{c}</td>"
+                         for i, c in enumerate(row)) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _verdict(r: RunResult) -> str:
+    n = gate_count(r)
+    if n == 0:
+        cls, text = "none", "no gates"
+    elif not r.gating:
+        cls, text = "off", f"gating off — {n} gates" + (
+            f", {len(r.failures)} would fail" if r.failures else "")
+    elif r.passed:
+        cls, text = "pass", f"✓ passed — {n} gate{'s' if n != 1 else ''}"
+    else:
+        cls, text = "fail", f"✗ {len(r.failures)} of {n} gates failed"
+    rows = r.alignment.matched - r.alignment.dropped_nulls
+    sub = (f"evalcli · {escape(r.task)} · {len(r.metrics)} metrics · {rows:,} rows evaluated"
+           + (f" · by {escape(', '.join(r.group_by))}" if r.group_by else ""))
+    return f'<header class="verdict {cls}"><h1>{escape(text)}</h1><p>{sub}</p></header>'
+
+
+def _failures(r: RunResult) -> str:
+    if not r.failures:
+        return ""
+    title = "Failures" if r.gating else "Would fail (gating off)"
+    items = "".join(f"<li>{escape(f)}</li>" for f in r.failures)
+    return f'<section id="failures"><h2>{title}</h2><ul class="failures">{items}</ul></section>'
+
+
+def _notes(m: MetricResult) -> str:
+    notes = list(m.notes)
+    if m.metric == "peak_f1" and "threshold" in m.details:
+        notes.insert(0, f"at threshold {m.details['threshold']:.6g}")
+    return escape("; ".join(notes))
+
+
+def _metrics(r: RunResult) -> str:
+    gated = any(m.gate is not None for m in r.metrics)
+    header = ["metric", "value"] + (["gate", "status"] if gated else []) + ["notes"]
+    rows = []
+    for m in r.metrics:
+        row = [f"<code>{escape(m.id)}</code>", _num(m.value)]
+        if gated:
+            row += [escape(m.gate.describe()) if m.gate else "",
+                    _status(m.passed, m.failure, m.gate is not None)]
+        row.append(f'<span class="dim">{_notes(m)}</span>')
+        rows.append(row)
+    numeric = [False, True] + ([False, False] if gated else []) + [False]
+    return f'<section id="metrics"><h2>Metrics</h2>{_table(header, rows, numeric)}</section>'
+
+
+def _figure(svg: str, caption: str) -> str:
+    return f"<figure>{svg}<figcaption>{escape(caption)}</figcaption></figure>"
+
+
+def _value(r: RunResult, *names: str) -> float | None:
+    for m in r.metrics:
+        if m.metric in names and m.value is not None:
+            return m.value
+    return None
+
+
+AT_K = re.compile(r"^(?P<name>[^@\[]+)@(?P<k>\d+)(?P<rest>.*)$")
+
+
+def at_k_series(metrics: Sequence[MetricResult]) -> dict[str, list[tuple[int, float | None]]]:
+    """Metric@k values grouped by metric and other parameters, for metrics with 2+ cut-offs.
+
+    >>> from evalcli.result import MetricResult as M
+    >>> ms = [M(f"ndcg@{k}", "ndcg", "ranking", {"k": k}, "higher", v)
+    ...       for k, v in ((10, 0.5), (5, 0.4))]
+    >>> ms.append(M("mrr@10", "mrr", "ranking", {}, "higher", 1.0))
+    >>> at_k_series(ms)
+    {'ndcg@k': [(5, 0.4), (10, 0.5)]}
+    """
+    groups: dict[str, list[tuple[int, float | None]]] = {}
+    for m in metrics:
+        match = AT_K.match(m.id)
+        if match:
+            key = f"{match['name']}@k{match['rest']}"
+            groups.setdefault(key, []).append((int(match["k"]), m.value))
+    return {k: sorted(v) for k, v in groups.items() if len(v) >= 2}
+
+
+def plots(r: RunResult) -> list[str]:
+    """Every plot the result supports, as <figure> elements."""
+    from evalcli.report import plots as p
+
+    out = []
+    if "roc" in r.curves:
+        out.append(_figure(p.roc(r.curves["roc"], _value(r, "auroc")),
+                           "ROC: one point per distinct score (weighted counts)."))
+    if "pr" in r.curves:
+        df = r.curves["pr"]
+        prevalence = float(df["precision"][-1]) if df.height else None
+        out.append(_figure(p.pr(df, _value(r, "auprc", "average_precision"), prevalence),
+                           "Precision-recall: one point per distinct score."))
+    for m in r.metrics:
+        d = m.details
+        if isinstance(d.get("labels"), list) and isinstance(d.get("matrix"), list):
+            out.append(_figure(p.confusion(d["labels"], d["matrix"], m.id,
+                                           str(d.get("rows", "true class")),
+                                           str(d.get("columns", "predicted class"))),
+                               f"{m.id}: rows are true classes, columns predicted classes."))
+    series = at_k_series(r.metrics)
+    if series:
+        out.append(_figure(p.at_k(series, "metric@k"), "Each metric at its cut-offs k."))
+    if "residuals" in r.curves:
+        out.append(_figure(p.residuals(r.curves["residuals"]),
+                           "Residuals y − ŷ (rounded to 3 significant digits), weighted."))
+    return out
+
+
+def _segments(r: RunResult) -> str:
+    if not r.segments:
+        return ""
+    header = [*r.group_by, "rows", *(m.id for m in r.metrics)]
+    rows = []
+    for s in r.segments[:MAX_SEGMENT_ROWS]:
+        row = [escape(str(s.key[g])) for g in r.group_by] + [f"{s.rows:,}"]
+        for m in s.metrics:
+            cell = _num(m.value)
+            if m.passed is False:
+                cell = f'<span class="bad" title="{escape(m.failure or "")}">{cell} ✗</span>'
+            elif m.value is None and m.notes:
+                cell = f'<span title="{escape("; ".join(m.notes))}">{cell}</span>'
+            row.append(cell)
+        rows.append(row)
+    numeric = [False] * len(r.group_by) + [True] * (1 + len(r.metrics))
+    more = (f'<p class="dim">{len(r.segments) - MAX_SEGMENT_ROWS} more segments in the JSON '
+            "report.</p>" if len(r.segments) > MAX_SEGMENT_ROWS else "")
+    undefined: dict[tuple[str, str], list[str]] = {}
+    for s in r.segments:
+        for m in s.metrics:
+            if m.value is None:
+                undefined.setdefault((m.id, "; ".join(m.notes) or "undefined"),
+                                     []).append(s.label)
+    notes = ""
+    if undefined:
+        items = "".join(f"<li><code>{escape(i)}</code>: {escape(why)} — "
+                        f"{escape(', '.join(labels[:5]))}"
+                        + (f" and {len(labels) - 5} more" if len(labels) > 5 else "") + "</li>"
+                        for (i, why), labels in undefined.items())
+        notes = ('<p class="na">n/a: undefined in the segment (never counted as 0)</p>'
+                 f"<ul>{items}</ul>")
+    return (f'<section id="segments"><h2>By segment ({len(r.segments)})</h2>'
+            f"{_table(header, rows, numeric)}{more}{notes}"
+            f'<div class="plots">{"".join(_segment_plots(r))}</div></section>')
+
+
+def _segment_plots(r: RunResult) -> list[str]:
+    from evalcli.report import plots as p
+
+    if len(r.segments) > MAX_SEGMENT_BARS:
+        return []
+    gated = {m.id for s in r.segments for m in s.metrics if m.gate is not None}
+    order = sorted(range(len(r.metrics)), key=lambda i: r.metrics[i].id not in gated)
+    out = []
+    for i in order[:MAX_SEGMENT_PLOTS]:
+        m = r.metrics[i]
+        values = [s.metrics[i].value for s in r.segments]
+        if all(v is None for v in values):
+            continue
+        gates = [s.metrics[i].gate for s in r.segments if s.metrics[i].gate is not None]
+        common = gates[0] if gates and all(g == gates[0] for g in gates) else None
+        svg = p.segment_bars(m.id, [s.label for s in r.segments], values,
+                             [s.metrics[i].passed is False for s in r.segments], m.value,
+                             common.min if common else None, common.max if common else None)
+        out.append(_figure(svg, f"{m.id} per segment; dotted: the overall value."))
+    return out
+
+
+def _baseline(d: Mapping[str, Any]) -> str:
+    from evalcli.diff import ChangeGate
+
+    gated = any("gate" in x for x in d["metrics"])
+    header = ["metric", "baseline", "this run", "Δ", "Δ%", "change"]
+    header += ["gate", "status"] if gated else []
+    rows = []
+    for x in d["metrics"]:
+        cls = {"better": "better", "worse": "worse"}.get(x["change"], "dim")
+        row = [f"<code>{escape(x['id'])}</code>",
+               "" if x["change"] == "new" else _num(x["baseline"]),
+               "" if x["change"] == "removed" else _num(x["candidate"]),
+               "" if x["delta"] is None else escape(("+" if x["delta"] > 0 else "")
+                                                    + fmt(x["delta"])),
+               "" if x["relative"] is None else f"{100 * x['relative']:+.2f}%",
+               f'<span class="{cls}">{escape(CHANGE.get(x["change"], x["change"]))}</span>']
+        if gated:
+            g = x.get("gate")
+            row += [escape(ChangeGate.from_mapping(g).describe()) if g else "",
+                    _status(x.get("passed"), x.get("failure"), g is not None)]
+        rows.append(row)
+    numeric = [False, True, True, True, True, False] + ([False, False] if gated else [])
+    notes = "".join(f'<p class="dim">{escape(n)}</p>' for n in d.get("notes", []))
+    return (f'<section id="baseline"><h2>Compared with the baseline '
+            f"<code>{escape(str(d['baseline']))}</code></h2>"
+            f"{_table(header, rows, numeric)}{notes}</section>")
+
+
+def _inputs(r: RunResult) -> str:
+    from evalcli.report.json import _path
+
+    a = r.alignment
+    items = [f"predictions: <code>{escape(_path(r.predictions.path))}</code>"
+             + (f" ({r.predictions.rows:,} rows)" if r.predictions.rows is not None else "")]
+    if r.truth is not None:
+        items.append(f"truth: <code>{escape(_path(r.truth.path))}</code>"
+                     + (f" ({r.truth.rows:,} rows)" if r.truth.rows is not None else ""))
+        items.append(f"matched {a.matched:,}, only in predictions {a.only_in_predictions:,}, "
+                     f"only in truth {a.only_in_truth:,} (unmatched: {escape(a.unmatched_policy)})")
+    items.append(f"rows evaluated: {a.matched - a.dropped_nulls:,}"
+                 + (f" (dropped for nulls: {a.dropped_nulls:,})" if a.dropped_nulls else ""))
+    if r.options:
+        items.append("options: " + escape(", ".join(f"{k}={v}" for k, v in r.options.items())))
+    lis = "".join(f"<li>{i}</li>" for i in items)
+    return f'<section id="inputs"><h2>Inputs and alignment</h2><ul>{lis}</ul></section>'
+
+
+def render(r: RunResult) -> str:
+    """The HTML report of a run."""
+    figs = plots(r)
+    plot_section = (f'<section id="plots"><h2>Plots</h2><div class="plots">{"".join(figs)}'
+                    "</div></section>" if figs else "")
+    base = r.extra.get("baseline")
+    title = f"evalcli · {r.task} — " + (
+        "passed" if r.passed and r.gating else "gating off" if not r.gating
+        else f"{len(r.failures)} gate(s) failed")
+    body = "".join([
+        _verdict(r), _failures(r), _metrics(r), plot_section, _segments(r),
+        _baseline(base) if isinstance(base, dict) else "", _inputs(r),
+    ])
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)}</title><style>{CSS}</style></head>\n"
+        f"<body><main>{body}</main>"
+        f"<footer>evalcli {escape(__version__)} · report schema {SCHEMA_VERSION} · engine "
+        f"{escape(r.engine)}</footer></body></html>\n"
+    )

@@ -1,0 +1,199 @@
+"""Static plots for the HTML report: matplotlib figures rendered to inline SVG.
+
+No browser code, no fonts or scripts fetched: text is drawn as paths, so the SVG looks the
+same offline everywhere. Output is deterministic (fixed hash salt, no date), so the same result
+gives the same file. Curves with many points are thinned for drawing (at most
+:data:`MAX_POINTS`, evenly spaced along the curve, ends kept); the exact points are what
+``--curves`` writes.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import polars as pl
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+MAX_POINTS = 500
+COLOR = "#2563eb"
+BAD = "#dc2626"
+GREY = "#9ca3af"
+
+
+def _figure(width: float = 5.0, height: float = 4.0) -> Figure:
+    import matplotlib
+
+    matplotlib.rcParams["svg.hashsalt"] = "evalcli"
+    matplotlib.rcParams["svg.fonttype"] = "path"
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def to_svg(fig: Figure, title: str) -> str:
+    """The figure as an inline ``<svg>`` element with an accessible title."""
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    text = buf.getvalue()
+    text = text[text.index("<svg"):]
+    text = re.sub(r"\s*<metadata>.*?</metadata>", "", text, count=1, flags=re.DOTALL)
+    text = re.sub(r"<svg ", f'<svg role="img" aria-label="{_attr(title)}" class="plot" ', text,
+                  count=1)
+    return text
+
+
+def _attr(s: str) -> str:
+    return s.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+
+
+def thin(n: int, limit: int = MAX_POINTS) -> list[int]:
+    """Row indices to draw: all of them up to ``limit``, else evenly spaced with both ends.
+
+    >>> thin(5, 10)
+    [0, 1, 2, 3, 4]
+    >>> thin(101, 5)
+    [0, 25, 50, 75, 100]
+    """
+    if n <= limit:
+        return list(range(n))
+    step = (n - 1) / (limit - 1)
+    return sorted({round(i * step) for i in range(limit)})
+
+
+def _cols(df: pl.DataFrame, *names: str) -> list[list[float]]:
+    idx = thin(df.height)
+    sub = df[idx]
+    return [sub[c].to_list() for c in names]
+
+
+def _axes(fig: Figure) -> Axes:
+    ax = fig.add_subplot()
+    ax.grid(True, color="#e5e7eb", linewidth=0.6)
+    ax.set_axisbelow(True)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return ax
+
+
+def roc(df: pl.DataFrame, auroc: float | None = None) -> str:
+    """ROC curve (fpr, tpr) with the chance diagonal."""
+    fpr, tpr = _cols(df, "fpr", "tpr")
+    fig = _figure()
+    ax = _axes(fig)
+    ax.plot([0, 1], [0, 1], linestyle="--", color=GREY, linewidth=1, label="chance")
+    label = f"AUROC {auroc:.4f}" if auroc is not None else "ROC"
+    ax.plot(fpr, tpr, color=COLOR, linewidth=1.8, label=label)
+    ax.set(xlim=(0, 1), ylim=(0, 1.01), xlabel="false positive rate",
+           ylabel="true positive rate (recall)", title="ROC curve")
+    ax.legend(loc="lower right", frameon=False)
+    return to_svg(fig, f"ROC curve, {label}")
+
+
+def pr(df: pl.DataFrame, auprc: float | None = None, prevalence: float | None = None) -> str:
+    """Precision-recall curve, starting at (0, precision of the top score)."""
+    rec, prec = _cols(df, "recall", "precision")
+    fig = _figure()
+    ax = _axes(fig)
+    if prevalence is not None:
+        ax.axhline(prevalence, linestyle="--", color=GREY, linewidth=1,
+                   label=f"prevalence {prevalence:.3f}")
+    label = f"AUPRC {auprc:.4f}" if auprc is not None else "PR"
+    ax.plot([0.0, *rec], [prec[0], *prec] if prec else [], color=COLOR, linewidth=1.8,
+            label=label)
+    ax.set(xlim=(0, 1), ylim=(0, 1.01), xlabel="recall", ylabel="precision",
+           title="Precision-recall curve")
+    ax.legend(loc="lower left", frameon=False)
+    return to_svg(fig, f"Precision-recall curve, {label}")
+
+
+def residuals(df: pl.DataFrame, bins: int = 40) -> str:
+    """Histogram of residuals (label − prediction), weighted."""
+    import numpy as np
+
+    e = df["residual"].to_numpy()
+    w = df["weight"].to_numpy()
+    fig = _figure(5.5, 3.6)
+    ax = _axes(fig)
+    lo, hi = float(e.min()), float(e.max())
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    counts, edges = np.histogram(e, bins=bins, range=(lo, hi), weights=w)
+    ax.bar(edges[:-1], counts, width=np.diff(edges), align="edge", color=COLOR,
+           edgecolor="white", linewidth=0.4)
+    ax.axvline(0, color=BAD, linewidth=1)
+    ax.set(xlabel="residual (label − prediction)", ylabel="weight (rows)",
+           title="Residuals")
+    return to_svg(fig, "Histogram of residuals")
+
+
+def confusion(labels: Sequence[Any], matrix: Sequence[Sequence[float]], title: str,
+              rows: str = "true class", columns: str = "predicted class") -> str:
+    """Heat map of a confusion matrix, with the counts written in the cells when few."""
+    import numpy as np
+
+    m = np.asarray(matrix, dtype=float)
+    n = len(labels)
+    size = min(9.0, 2.5 + 0.45 * n)
+    fig = _figure(size + 1.0, size)
+    ax = fig.add_subplot()
+    im = ax.imshow(m, cmap="Blues", aspect="equal")
+    fig.colorbar(im, ax=ax, shrink=0.8)
+    names = [str(x) for x in labels]
+    ax.set_xticks(range(n), names, rotation=45 if n > 6 else 0, ha="right" if n > 6 else "center")
+    ax.set_yticks(range(n), names)
+    ax.set(xlabel=columns, ylabel=rows, title=title)
+    if n <= 20 and m.size:
+        top = m.max() or 1.0
+        for i in range(n):
+            for j in range(n):
+                v = m[i, j]
+                txt = f"{v:.0f}" if float(v).is_integer() else f"{v:.2f}"
+                ax.text(j, i, txt, ha="center", va="center", fontsize=8,
+                        color="white" if v > 0.6 * top else "black")
+    return to_svg(fig, f"{title} heat map")
+
+
+def at_k(series: Mapping[str, Sequence[tuple[int, float | None]]], title: str) -> str:
+    """Metric@k curves: one line per metric, value against the cut-off k."""
+    fig = _figure(5.5, 3.8)
+    ax = _axes(fig)
+    for name, pts in series.items():
+        ks = [k for k, v in pts if v is not None]
+        vs = [v for _, v in pts if v is not None]
+        ax.plot(ks, vs, marker="o", linewidth=1.6, markersize=4, label=name)
+    ax.set(xlabel="k (cut-off)", ylabel="value", title=title)
+    ax.legend(frameon=False, fontsize=8)
+    return to_svg(fig, title)
+
+
+def segment_bars(metric_id: str, labels: Sequence[str], values: Sequence[float | None],
+                 failed: Sequence[bool], overall: float | None = None,
+                 gate_min: float | None = None, gate_max: float | None = None) -> str:
+    """Horizontal bars of one metric per segment; undefined values marked n/a, failures red."""
+    n = len(labels)
+    fig = _figure(6.0, min(12.0, 1.2 + 0.32 * n))
+    ax = _axes(fig)
+    ys = list(range(n))[::-1]
+    vals = [v if v is not None else 0.0 for v in values]
+    colors = [BAD if f else COLOR for f in failed]
+    ax.barh(ys, vals, color=colors, height=0.7)
+    for y, v in zip(ys, values, strict=True):
+        if v is None:
+            ax.text(0, y, " n/a (undefined)", va="center", fontsize=8, color="#92400e")
+    if overall is not None:
+        ax.axvline(overall, color="black", linewidth=1, linestyle=":",
+                   label=f"overall {overall:.4g}")
+    for bound, name in ((gate_min, "min"), (gate_max, "max")):
+        if bound is not None:
+            ax.axvline(bound, color=BAD, linewidth=1, linestyle="--",
+                       label=f"segment gate {name} {bound:g}")
+    ax.set_yticks(ys, list(labels), fontsize=8)
+    ax.set(xlabel=metric_id, title=f"{metric_id} by segment")
+    if overall is not None or gate_min is not None or gate_max is not None:
+        ax.legend(frameon=False, fontsize=8, loc="lower right")
+    return to_svg(fig, f"{metric_id} by segment")
