@@ -81,8 +81,12 @@ def segments_table(r: RunResult) -> Table | None:
     for g in r.group_by:
         t.add_column(g)
     t.add_column("rows", justify="right")
-    for m in r.metrics:
-        t.add_column(Text(m.id), justify="right")
+    for i, m in enumerate(r.metrics):
+        gates = {g.describe() if g.segment == "*" else f"{g.segment}: {g.describe()}"
+                 for s in r.segments if (g := s.metrics[i].gate) is not None}
+        head = m.id + (f"\n{next(iter(gates))}" if len(gates) == 1 else
+                       "\ngated per segment" if gates else "")
+        t.add_column(Text(head), justify="right")
     for s in r.segments[:MAX_SEGMENT_ROWS]:
         cells: list[RenderableType] = [Text(str(s.key[g])) for g in r.group_by]
         cells.append(f"{s.rows:,}")
