@@ -60,6 +60,9 @@ class Aligned:
 
 
 def _pick(role: str, configured: Mapping[str, str], names: Sequence[str]) -> str | None:
+    if role not in configured and role in configured.values():
+        # the column named like this role is configured as another one (score: prediction)
+        return None
     col = configured.get(role, role)
     return col if col in names else None
 
@@ -145,7 +148,8 @@ def align(task: Task, inputs: Inputs) -> Aligned:
             pick_t[seg_col(name)] = name
         else:
             raise InputDataError(
-                f"group_by column '{name}' is in neither input.{did_you_mean(name, pnames + tnames)}",
+                f"group_by column '{name}' is in neither input."
+                f"{did_you_mean(name, pnames + tnames)}",
                 hint="name a column of the predictions or the truth file",
             )
         segments.append(name)
@@ -214,7 +218,8 @@ def duplicate_error(a: Aligned) -> InputDataError:
         if dups.height:
             total = lf.group_by(a.ids).agg(pl.len().alias("n")).filter(pl.col("n") > 1) \
                 .select(pl.len()).collect().item()
-            keys = "; ".join(f"{_fmt_key(r, a.ids)} ({r['n']} rows)" for r in dups.iter_rows(named=True))
+            keys = "; ".join(f"{_fmt_key(r, a.ids)} ({r['n']} rows)"
+                             for r in dups.iter_rows(named=True))
             return InputDataError(
                 f"{file}: {total} duplicated key(s) in the {side}, e.g. {keys}",
                 hint="each id must appear once per file: deduplicate the file, or add the "

@@ -54,6 +54,17 @@ def _schema(path: str) -> tuple[list[str], dict[str, Any], Any]:
     return list(schema.names()), dict(schema), lf
 
 
+def _probabilities(lf: Any, schema: dict[str, Any], col: str) -> bool:
+    """Whether a column holds numbers other than 0 and 1 (scores, not hard predictions)."""
+    import polars as pl
+
+    dtype = schema.get(col)
+    if dtype is None or not dtype.is_float():
+        return False
+    c = pl.col(col)
+    return bool(lf.select(((c != 0) & (c != 1)).any()).collect().item())
+
+
 def infer_task(lf: Any, col: str, schema: dict[str, Any], positive: str | None,
                has_score: bool, file: str) -> str:
     """Binary, multiclass, multilabel or regression, from the label column's type and values."""
@@ -67,7 +78,9 @@ def infer_task(lf: Any, col: str, schema: dict[str, Any], positive: str | None,
     if dtype == pl.String and lf.head(10_000).select(
             pl.col(col).str.contains("|", literal=True).any()).collect().item():
         return "multilabel"  # label sets joined by '|' (the multilabel delimited layout)
-    values = lf.select(pl.col(col).drop_nulls().unique().head(3)).collect().to_series().to_list()
+    # first values in file order: the message names them in a stable order
+    values = lf.select(pl.col(col).drop_nulls().unique(maintain_order=True).head(3)) \
+        .collect().to_series().to_list()
     if dtype.is_numeric():
         if set(values) <= {0, 1}:
             return "binary"
@@ -83,7 +96,8 @@ def infer_task(lf: Any, col: str, schema: dict[str, Any], positive: str | None,
         raise ConfigError(
             f"{file}: the label column '{col}' has two values ({values[0]!r}, {values[1]!r}); "
             "evalcli cannot tell which is positive",
-            hint=f"add --positive {values[1]!r} for a binary evaluation, or --task multiclass",
+            hint=f"name the positive class (--positive {values[0]} or --positive {values[1]}) "
+            "for a binary evaluation, or use --task multiclass",
         )
     return "multiclass"
 
@@ -150,6 +164,12 @@ def build_config(
         inferred.insert(0, f"task={task}")
     if task == "regression" and prediction is None and score is not None:
         prediction, score = score, None
+    if (task == "binary" and score is None and prediction is not None
+            and f"prediction={prediction}" in inferred
+            and _probabilities(plf, pschema, prediction)):
+        # a column named like a prediction that holds scores: use it as the score
+        score, prediction = prediction, None
+        inferred[inferred.index(f"prediction={score}")] = f"score={score}"
     columns: dict[str, Any] = {"label": label}
     if score:
         columns["score"] = score
