@@ -389,7 +389,8 @@ def _proba_stats(p: Params, c: Context) -> Sequence[Stat]:
 def _count_metric(name: str, summary: str, formula: str, value: Callable[..., MetricValue],
                   *, zero_division: bool = True, direction: str = "higher",
                   aliases: tuple[str, ...] = (), extra: tuple[Param, ...] = (),
-                  conventions: str = "", in_default_set: bool = True) -> Metric:
+                  conventions: str = "", in_default_set: bool = True,
+                  rng: tuple[float, float] = (0.0, 1.0)) -> Metric:
     params = (THRESHOLD, *extra, *((ZERO_DIVISION,) if zero_division else ()))
     return Metric(
         name=name, family=FAMILY, summary=summary, formula=formula,
@@ -401,7 +402,7 @@ def _count_metric(name: str, summary: str, formula: str, value: Callable[..., Me
             "score >= 0.5."
             + (" When the denominator is 0 the value is zero_division (0 by default, with a "
                "note), as scikit-learn's zero_division." if zero_division else "")),
-        peer=PEERS_COUNTS, aliases=aliases, range=(0.0, 1.0), in_default_set=in_default_set,
+        peer=PEERS_COUNTS, aliases=aliases, range=rng, in_default_set=in_default_set,
     )
 
 
@@ -437,7 +438,7 @@ METRICS: list[Metric] = [
                   aliases=("f_beta", "fbeta_score"), in_default_set=False),
     _count_metric("mcc", "Matthews correlation coefficient between labels and predictions",
                   "(tp·tn − fp·fn) / √((tp+fp)(tp+fn)(tn+fp)(tn+fn))", _mcc_value,
-                  zero_division=False, aliases=("matthews_corrcoef",),
+                  zero_division=False, aliases=("matthews_corrcoef",), rng=(-1.0, 1.0),
                   conventions="Weighted counts. When a row or column of the confusion matrix "
                   "is empty the value is 0, with a note, as scikit-learn's matthews_corrcoef."),
     _count_metric("balanced_accuracy", "mean of recall and specificity",

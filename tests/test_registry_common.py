@@ -1,0 +1,457 @@
+"""Registry-wide properties of every metric (after scikit-learn's metrics/tests/test_common.py).
+
+Every built-in metric must be classified in ``TRAITS`` below, and every family needs a data
+generator in ``FAMILY_DATA``: a test fails, saying exactly what to add, when a family module
+registers a metric nobody classified. Then generic checks run over every metric, through the
+real pipeline (files, config, alignment, one-pass engine):
+
+- the id is stable (defaults give the bare name; an id round-trips through the config);
+- every parameter is declared with a help line and a default its own check accepts;
+- direction, summary and formula are set;
+- on random data the value is within the declared ``range``;
+- the value does not depend on the order of the rows;
+- a weight column of ones gives the values of no weights;
+- for metrics whose weights count rows: integer weights equal duplicated rows, and a zero
+  weight equals no row;
+- statistics of segments combined give the statistics of the whole (the mergeable-statistics
+  contract that segments, streaming and Spark rely on);
+- for metrics classified symmetric: swapping truth and prediction leaves the value unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import polars as pl
+import pytest
+
+from evalcli.config import parse_config
+from evalcli.engine import polars_engine
+from evalcli.engine.plan import bind
+from evalcli.evaluate import prepare, run_config
+from evalcli.metrics.base import AggStat, Context, Metric, metric_id
+from evalcli.metrics.registry import get_registry
+from evalcli.metrics.stats import combine_columns
+
+TMP = Path(tempfile.mkdtemp(prefix="evalcli-common-"))
+
+
+# --------------------------------------------------------------------------- classification
+
+@dataclass(frozen=True)
+class Traits:
+    """How a metric behaves, for the generic checks.
+
+    weights:
+        ``"rows"``: a weight counts rows (integer weights equal duplicated rows, a zero weight
+        equals no row); ``"ignored"``: the value does not depend on weights; ``"other"``:
+        weights mean something else (only "ones equal no weights" is checked).
+    symmetric:
+        ``True``/``False``: whether swapping the truth and the prediction columns leaves the
+        value unchanged; ``None``: not applicable (the metric needs scores, or the two sides
+        are not interchangeable).
+    params:
+        parameters to give when the defaults do not make a runnable metric.
+    """
+
+    weights: Literal["rows", "ignored", "other"]
+    symmetric: bool | None
+    params: Mapping[str, Any] | None = None
+
+
+ROWS, SYM, ASYM = "rows", True, False
+
+TRAITS: dict[str, Traits] = {
+    # binary: counts, curves and probabilities, all weighted as scikit-learn's sample_weight
+    "binary/accuracy": Traits(ROWS, SYM),
+    "binary/precision": Traits(ROWS, ASYM),
+    "binary/recall": Traits(ROWS, ASYM),
+    "binary/specificity": Traits(ROWS, ASYM),
+    "binary/fpr": Traits(ROWS, ASYM),
+    "binary/f1": Traits(ROWS, SYM),
+    "binary/fbeta": Traits(ROWS, ASYM, {"beta": 2.0}),
+    "binary/mcc": Traits(ROWS, SYM),
+    "binary/balanced_accuracy": Traits(ROWS, ASYM),
+    "binary/auroc": Traits(ROWS, None),
+    "binary/auprc": Traits(ROWS, None),
+    "binary/average_precision": Traits(ROWS, None),
+    "binary/peak_f1": Traits(ROWS, None),
+    "binary/log_loss": Traits(ROWS, None),
+    "binary/brier": Traits(ROWS, None),
+    # regression
+    "regression/mse": Traits(ROWS, SYM),
+    "regression/rmse": Traits(ROWS, SYM),
+    "regression/mae": Traits(ROWS, SYM),
+    "regression/r2": Traits(ROWS, ASYM),
+    "regression/explained_variance": Traits(ROWS, ASYM),
+    "regression/mape": Traits(ROWS, ASYM),
+    "regression/max_error": Traits(ROWS, SYM),
+    "regression/median_absolute_error": Traits(ROWS, SYM),
+    # multiclass
+    "multiclass/confusion_matrix": Traits(ROWS, None),  # the value is the total; the matrix
+    # is in the details
+    "multiclass/accuracy": Traits(ROWS, SYM),
+    "multiclass/precision": Traits(ROWS, ASYM),
+    "multiclass/recall": Traits(ROWS, ASYM),
+    "multiclass/f1": Traits(ROWS, SYM),  # macro: each class's F1 swaps fp and fn
+    "multiclass/fbeta": Traits(ROWS, ASYM, {"beta": 2.0}),
+    "multiclass/fpr": Traits(ROWS, ASYM),
+    "multiclass/cohen_kappa": Traits(ROWS, SYM),
+    "multiclass/mcc": Traits(ROWS, SYM),
+    "multiclass/balanced_accuracy": Traits(ROWS, ASYM),
+    "multiclass/hamming_loss": Traits(ROWS, SYM),
+    "multiclass/top_k_accuracy": Traits(ROWS, None, {"k": 2}),
+    "multiclass/log_loss": Traits(ROWS, None),
+    # multilabel
+    "multilabel/precision": Traits(ROWS, ASYM),
+    "multilabel/recall": Traits(ROWS, ASYM),
+    "multilabel/f1": Traits(ROWS, SYM),
+    "multilabel/fbeta": Traits(ROWS, ASYM, {"beta": 2.0}),
+    "multilabel/accuracy": Traits(ROWS, SYM),
+    "multilabel/subset_accuracy": Traits(ROWS, SYM),
+    "multilabel/hamming_loss": Traits(ROWS, SYM),
+}
+
+
+# --------------------------------------------------------------------------- data per family
+
+@dataclass(frozen=True)
+class Data:
+    """One file's worth of random data for a family, and the config keys it needs."""
+
+    frame: pl.DataFrame
+    config: Mapping[str, Any]
+    swap: tuple[str, str] | None = ("label", "prediction")
+    """The truth and prediction columns, swapped by the symmetry check (None: no check)."""
+    symmetric_needs_no_score: bool = True
+    """Drop the score column for the symmetry check (hard predictions only)."""
+
+
+def _binary(rng: np.random.Generator, n: int) -> Data:
+    y = rng.integers(0, 2, n)
+    y[:2] = [0, 1]
+    s = np.where(rng.random(n) < 0.5, np.round(rng.random(n), 1), rng.random(n))
+    # predictions right 70% or 30% of the time: negative correlations appear too
+    wrong = rng.random(n) < rng.choice([0.3, 0.7])
+    p = np.where(wrong, 1 - y, y)
+    return Data(pl.DataFrame({"label": y, "score": s, "prediction": p}), {})
+
+
+def _regression(rng: np.random.Generator, n: int) -> Data:
+    y = rng.normal(10, 3, n)
+    return Data(pl.DataFrame({"label": y, "prediction": y + rng.normal(0, 2, n)}), {})
+
+
+def _multiclass(rng: np.random.Generator, n: int) -> Data:
+    k = 3
+    y = rng.integers(0, k, n)
+    y[:k] = np.arange(k)
+    s = rng.random((n, k)) + 1e-3
+    s /= s.sum(axis=1, keepdims=True)
+    p = rng.integers(0, k, n)
+    p[:k] = np.arange(k)
+    return Data(pl.DataFrame({"label": y, "prediction": p,
+                              "score": [list(map(float, r)) for r in s]}), {})
+
+
+def _multilabel(rng: np.random.Generator, n: int) -> Data:
+    labels = np.array(["a", "b", "c", "d"])
+
+    def sets() -> list[list[str]]:
+        return [sorted(labels[rng.random(4) < 0.4].tolist()) for _ in range(n)]
+
+    ls = pl.List(pl.String)
+    return Data(pl.DataFrame({"label": pl.Series(sets(), dtype=ls),
+                              "prediction": pl.Series(sets(), dtype=ls)}), {})
+
+
+FAMILY_DATA: dict[str, Callable[[np.random.Generator, int], Data]] = {
+    "binary": _binary,
+    "regression": _regression,
+    "multiclass": _multiclass,
+    "multilabel": _multilabel,
+}
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _builtin() -> list[Metric]:
+    return [m for m in get_registry() if m.origin == "built-in"]
+
+
+def _key(m: Metric) -> str:
+    return f"{m.family}/{m.name}"
+
+
+def _traits(m: Metric) -> Traits:
+    return TRAITS[_key(m)]
+
+
+def _params(m: Metric) -> dict[str, Any]:
+    """Parameters the classification gives (an unclassified metric fails elsewhere)."""
+    traits = TRAITS.get(_key(m))
+    return dict(traits.params or {}) if traits else {}
+
+
+def _entry(m: Metric) -> dict[str, Any]:
+    return {"metric": m.name, **_params(m)}
+
+
+def _families() -> list[str]:
+    return sorted({m.family for m in _builtin()})
+
+
+_N = [0]
+
+
+def _write(df: pl.DataFrame) -> str:
+    _N[0] += 1
+    path = TMP / f"d{_N[0]}.parquet"
+    df.write_parquet(path)
+    return str(path)
+
+
+def _config(family: str, df: pl.DataFrame, metrics: Sequence[Metric],
+            extra: Mapping[str, Any], **more: Any) -> Any:
+    cfg = {"task": family, "predictions": _write(df), "metrics": [_entry(m) for m in metrics],
+           **extra, **more}
+    return parse_config(cfg, "test", TMP)
+
+
+def _values(family: str, df: pl.DataFrame, metrics: Sequence[Metric],
+            extra: Mapping[str, Any], **more: Any) -> dict[str, float | None]:
+    result = run_config(_config(family, df, metrics, extra, **more))
+    return {m.metric: m.value for m in result.metrics}
+
+
+def _same(a: float | None, b: float | None, rel: float = 1e-9) -> bool:
+    if a is None or b is None:
+        return a is b
+    return math.isclose(a, b, rel_tol=rel, abs_tol=1e-12)
+
+
+def _assert_same(got: Mapping[str, float | None], ref: Mapping[str, float | None],
+                 what: str) -> None:
+    bad = {k: (got[k], ref[k]) for k in ref if not _same(got[k], ref[k])}
+    assert not bad, f"{what}: {bad}"
+
+
+def _metrics(family: str) -> list[Metric]:
+    return [m for m in _builtin() if m.family == family and _key(m) in TRAITS]
+
+
+def _data(family: str, seed: int = 0, n: int = 60) -> Data:
+    return FAMILY_DATA[family](np.random.default_rng(seed), n)
+
+
+# --------------------------------------------------------------------------- exhaustiveness
+
+def test_every_builtin_metric_is_classified() -> None:
+    missing = [m for m in _builtin() if _key(m) not in TRAITS]
+    lines = "\n".join(
+        f'    "{_key(m)}": Traits(weights=..., symmetric=...),  # {m.summary}' for m in missing)
+    assert not missing, (
+        f"{len(missing)} metric(s) are not classified. Add to TRAITS in "
+        f"tests/test_registry_common.py (weights: 'rows' if integer weights equal duplicated "
+        f"rows, 'ignored' or 'other'; symmetric: True/False if swapping truth and prediction "
+        f"keeps/changes the value, None if not applicable; params= when the defaults do not "
+        f"run):\n{lines}")
+
+
+def test_classification_lists_no_vanished_metric() -> None:
+    registered = {_key(m) for m in _builtin()}
+    stale = sorted(set(TRAITS) - registered)
+    assert not stale, f"TRAITS in tests/test_registry_common.py names unregistered metrics: {stale}"
+
+
+def test_every_family_has_a_data_generator() -> None:
+    missing = [f for f in _families() if f not in FAMILY_DATA]
+    assert not missing, (
+        f"no random-data generator for {missing}: add 'def _<family>(rng, n) -> Data' "
+        "returning one file's frame (columns named by the task's roles) and the config keys "
+        "it needs, and register it in FAMILY_DATA in tests/test_registry_common.py")
+
+
+# --------------------------------------------------------------------------- declarations
+
+@pytest.mark.parametrize("metric", _builtin(), ids=_key)
+def test_declaration_is_complete(metric: Metric) -> None:
+    assert metric.direction in ("higher", "lower")
+    assert metric.summary.strip() and metric.formula.strip()
+    assert metric.peer.strip(), "say which peer's definition the default matches"
+    lo, hi = metric.range
+    assert lo is None or hi is None or lo < hi
+    names = [p.name for p in metric.params]
+    assert len(names) == len(set(names))
+    for p in metric.params:
+        assert p.help.strip(), f"parameter {p.name} has no help line"
+        if p.default is None:
+            continue
+        assert p.check(p.default) == p.default, f"default of {p.name} fails its own check"
+
+
+@pytest.mark.parametrize("metric", _builtin(), ids=_key)
+def test_id_is_stable(metric: Metric) -> None:
+    from evalcli.config import MetricEntry
+    from evalcli.engine.plan import plan_metric
+
+    if _key(metric) not in TRAITS:  # test_every_builtin_metric_is_classified fails for it
+        pytest.skip("not classified yet")
+    if any(p.default is None and not p.nullable for p in metric.params):
+        params = metric.resolve(_params(metric))
+    else:
+        defaults = metric.resolve({})
+        bare = metric_id(metric, defaults)
+        cut = defaults.get(metric.cutoff) if metric.cutoff else None
+        assert bare == (metric.name if cut is None else f"{metric.name}@{cut}")
+        params = metric.resolve(_params(metric))
+    mid = metric_id(metric, params)
+    assert metric_id(metric, dict(params)) == mid  # deterministic
+    # the id, written in a config, plans to the same metric and parameters
+    again = plan_metric(metric, MetricEntry.model_validate(mid), "test")
+    assert again.id == mid and again.params == params
+
+
+# --------------------------------------------------------------------------- values
+
+FAMILIES = ["binary", "regression", "multiclass", "multilabel", "ranking", "beyond_accuracy"]
+
+
+def _family_or_skip(family: str) -> list[Metric]:
+    if family not in _families():
+        pytest.skip(f"no {family} metrics registered")
+    if family not in FAMILY_DATA:  # test_every_family_has_a_data_generator fails for it
+        pytest.skip(f"no data generator for {family} yet")
+    return _metrics(family)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_values_within_declared_range(family: str) -> None:
+    metrics = _family_or_skip(family)
+    for seed in range(6):
+        d = _data(family, seed)
+        got = _values(family, d.frame, metrics, d.config)
+        for m in metrics:
+            v = got[m.name]
+            lo, hi = m.range
+            assert v is None or ((lo is None or v >= lo - 1e-12) and
+                                 (hi is None or v <= hi + 1e-12)), \
+                f"{_key(m)} = {v} outside its declared range {m.range} (seed {seed})"
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_row_order_does_not_matter(family: str) -> None:
+    metrics = _family_or_skip(family)
+    d = _data(family, 1)
+    ref = _values(family, d.frame, metrics, d.config)
+    shuffled = d.frame.sample(fraction=1.0, shuffle=True, seed=3)
+    _assert_same(_values(family, shuffled, metrics, d.config), ref, "shuffled rows")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_weights_of_one_equal_no_weights(family: str) -> None:
+    metrics = _family_or_skip(family)
+    d = _data(family, 2)
+    ref = _values(family, d.frame, metrics, d.config)
+    ones = d.frame.with_columns(pl.lit(1.0).alias("w"))
+    got = _values(family, ones, metrics, d.config,
+                  columns={**d.config.get("columns", {}), "weight": "w"})
+    _assert_same(got, ref, "weight column of ones")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_integer_weights_equal_duplicated_rows(family: str) -> None:
+    metrics = [m for m in _family_or_skip(family) if _traits(m).weights == "rows"]
+    if not metrics:
+        pytest.skip("no metric of this family counts rows by weight")
+    d = _data(family, 3, n=40)
+    w = np.random.default_rng(5).integers(1, 4, d.frame.height)
+    weighted = d.frame.with_columns(pl.Series("w", w.astype(float)))
+    cols = {**d.config.get("columns", {}), "weight": "w"}
+    got = _values(family, weighted, metrics, d.config, columns=cols)
+    dup = d.frame.select(pl.all().repeat_by(pl.Series(w)).explode())
+    _assert_same(got, _values(family, dup, metrics, d.config), "integer weights vs duplicates")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_zero_weight_equals_no_row(family: str) -> None:
+    metrics = [m for m in _family_or_skip(family) if _traits(m).weights == "rows"]
+    if not metrics:
+        pytest.skip("no metric of this family counts rows by weight")
+    d = _data(family, 4, n=50)
+    rng = np.random.default_rng(6)
+    w = rng.choice([0.0, 1.0, 2.0], d.frame.height)
+    w[: min(10, d.frame.height)] = 1.0  # keep the rows that make every class present
+    weighted = d.frame.with_columns(pl.Series("w", w))
+    cols = {**d.config.get("columns", {}), "weight": "w"}
+    got = _values(family, weighted, metrics, d.config, columns=cols)
+    kept = weighted.filter(pl.col("w") > 0)
+    ref = _values(family, kept, metrics, d.config, columns=cols)
+    _assert_same(got, ref, "zero weights vs rows left out")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_ignored_weights_change_nothing(family: str) -> None:
+    metrics = [m for m in _family_or_skip(family) if _traits(m).weights == "ignored"]
+    if not metrics:
+        pytest.skip("no metric of this family ignores weights")
+    d = _data(family, 7)
+    w = np.random.default_rng(8).choice([0.5, 1.0, 3.0], d.frame.height)
+    got = _values(family, d.frame.with_columns(pl.Series("w", w)), metrics, d.config,
+                  columns={**d.config.get("columns", {}), "weight": "w"})
+    _assert_same(got, _values(family, d.frame, metrics, d.config), "weights ignored")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_symmetric_metrics(family: str) -> None:
+    all_metrics = _family_or_skip(family)
+    d = _data(family, 9)
+    if d.swap is None:
+        pytest.skip("truth and prediction are not interchangeable in this family")
+    frame = d.frame.drop("score", strict=False) if d.symmetric_needs_no_score else d.frame
+    metrics = [m for m in all_metrics if _traits(m).symmetric is not None]
+    a, b = d.swap
+    ref = _values(family, frame, metrics, d.config)
+    swapped = frame.rename({a: "__t"}).rename({b: a}).rename({"__t": b})
+    got = _values(family, swapped, metrics, d.config)
+    for m in metrics:
+        same = _same(got[m.name], ref[m.name])
+        assert same == _traits(m).symmetric, (
+            f"{_key(m)}: classified symmetric={_traits(m).symmetric}, but swapping "
+            f"{a} and {b} gives {got[m.name]} vs {ref[m.name]}")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_segment_statistics_combine_into_the_whole(family: str) -> None:
+    """Partial statistics of segments, combined, give the overall value of every metric."""
+    metrics = _family_or_skip(family)
+    d = _data(family, 10, n=90)
+    seg = np.random.default_rng(11).integers(0, 3, d.frame.height)
+    frame = d.frame.with_columns(pl.Series("__part", seg))
+    cfg = _config(family, frame, metrics, d.config, group_by=["__part"])
+    prep = prepare(cfg)
+    make_ctx = getattr(polars_engine, "run_context", None)
+    ctx = make_ctx(prep.plan, prep.aligned) if make_ctx else Context(
+        prep.plan.task.name, prep.aligned.roles, prep.plan.options)
+    stats = bind(prep.plan, ctx)
+    computed = polars_engine.compute(prep.plan, prep.aligned, stats, "polars")
+    assert len(computed.segments) == 3
+    combined: dict[str, Any] = {}
+    for key, st in stats.items():
+        parts = [values[key] for _, _, values in computed.segments]
+        if isinstance(st, AggStat):
+            df = pl.DataFrame([dict(p) for p in parts])
+            merge = st.combine
+            df = merge(df, []) if callable(merge) else combine_columns(df, [], merge)
+            combined[key] = df.row(0, named=True)
+        else:
+            combined[key] = st.combine(pl.concat(parts, how="vertical_relaxed"), [])
+    overall = {r.metric: r.value for r in polars_engine.values(prep.plan, computed.overall, ctx)}
+    merged = {r.metric: r.value for r in polars_engine.values(prep.plan, combined, ctx)}
+    _assert_same(merged, overall, "segments combined vs whole")
