@@ -50,6 +50,7 @@ from evalcli.metrics.base import (
     metric_id,
     safe_div,
 )
+from evalcli.metrics.stats import combine_columns, sum_by
 
 __all__ = [
     "AggStat",
@@ -68,6 +69,7 @@ __all__ = [
     "safe_div",
     "sum_metric",
     "sum_stat",
+    "sum_table",
     "sums_of",
 ]
 
@@ -94,13 +96,50 @@ def sum_stat(key: str, exprs: Callable[[], Mapping[str, pl.Expr]]) -> AggStat:
     >>> st = sum_stat("demo", lambda: {"n": pl.col("weight")})
     >>> pl.DataFrame({"weight": [1.0, 2.0]}).select(st.exprs()).to_dicts()
     [{'demo.n': 3.0}]
+    >>> parts = pl.DataFrame({"seg": ["a", "a", "b"], "demo.n": [3.0, 1.0, 2.0]})
+    >>> st.combine(parts, ["seg"]).sort("seg").rows()  # type: ignore[operator]
+    [('a', 4.0), ('b', 2.0)]
     """
-    names = list(exprs())
 
     def build() -> list[pl.Expr]:
         return [e.sum().cast(pl.Float64).alias(f"{key}.{n}") for n, e in exprs().items()]
 
-    return AggStat(key, build, {f"{key}.{n}": "sum" for n in names})
+    return AggStat(key, build, _add_parts)
+
+
+def _add_parts(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """Partial sums of several parts (rows of ``df``, grouped by the segment ``keys``) add up.
+
+    The expressions are built only when the engine runs them: declaring the statistic (which
+    the engine does per segment to find each metric's keys) stays cheap.
+    """
+    return combine_columns(df, keys, {c: "sum" for c in df.columns if c not in keys})
+
+
+def sum_table(key: str, by: Callable[[], Mapping[str, pl.Expr]],
+              sums: Callable[[], Mapping[str, pl.Expr]]) -> FrameStat:
+    """A :class:`FrameStat`: sums of row-level expressions per value of ``by`` expressions.
+
+    For a metric over a few groups of rows (score bins, deciles, the label's classes): one
+    ``group_by`` instead of one masked sum per group. The value function gets, for its segment,
+    a small DataFrame with the ``by`` columns and the sums; parts combine by adding per ``by``
+    value.
+
+    >>> st = sum_table("bins", lambda: {"bin": (pl.col("score") * 2).floor()},
+    ...                lambda: {"n": pl.col("weight")})
+    >>> lf = pl.LazyFrame({"score": [0.1, 0.2, 0.7], "weight": [1.0, 1.0, 2.0]})
+    >>> st.build(lf, []).sort("bin").collect().rows()
+    [(0.0, 2.0), (1.0, 2.0)]
+    """
+    def build(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+        groups = [e.alias(n) for n, e in by().items()]
+        return lf.group_by([*keys, *groups]).agg(
+            [e.sum().cast(pl.Float64).alias(n) for n, e in sums().items()])
+
+    def combine(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+        return sum_by(df, keys, list(by()))
+
+    return FrameStat(key, build, combine)
 
 
 def sums_of(stats: StatValues, key: str) -> dict[str, float]:

@@ -238,7 +238,7 @@ def test_metrics_show_renders_a_plugin_like_a_built_in(example_plugin, cli):
                  "origin: plugin 'example' (evalcli-plugin-example 0.1.0)"):
         assert text in out
     r = cli("metrics", "show", "ece@3")
-    assert "n_bins int 10 >= 1; <= 1000" in " ".join(r.stdout.split())
+    assert "n_bins int 10 >= 1; <= 10000" in " ".join(r.stdout.split())
 
 
 def test_a_missing_required_parameter_is_a_usage_error(example_plugin, cli, tmp_path):
