@@ -182,20 +182,74 @@ def score_classes(t: TaskInput) -> list[Any] | None:
     return None
 
 
-def _score_list(t: TaskInput) -> pl.Expr:
-    """The scores as List[Float64] in class order."""
-    layout, fields = _score_layout(t)
-    s = pl.col("score")
-    if layout == "struct":
-        assert fields is not None
-        return pl.concat_list([s.struct.field(f).cast(F64) for f in fields])
-    if isinstance(t.schema["score"], pl.Array):
-        s = s.arr.to_list()
-    return s.cast(pl.List(F64))
+class Scores:
+    """Per-row expressions over the scores, in class order, for either layout.
+
+    A struct (or wide columns) is handled field by field with horizontal expressions; a list
+    column with list expressions. Nothing builds a list from the fields: that would cost a
+    copy of every score.
+    """
+
+    def __init__(self, t: TaskInput) -> None:
+        layout, fields = _score_layout(t)
+        col = pl.col("score")
+        self.fields = ([col.struct.field(f).cast(F64) for f in fields]
+                       if layout == "struct" and fields is not None else None)
+        if isinstance(t.schema["score"], pl.Array):
+            col = col.arr.to_list()
+        self.list = col.cast(pl.List(F64))
+        self.classes = score_classes(t)
+
+    def count(self) -> pl.Expr:
+        if self.fields is not None:
+            return pl.lit(len(self.fields), dtype=pl.Int64)
+        return self.list.list.len().cast(pl.Int64)
+
+    def bad(self) -> pl.Expr:
+        """Some score is null, NaN or infinite."""
+        if self.fields is not None:
+            return pl.any_horizontal([f.is_null() | f.is_nan() | f.is_infinite()
+                                      for f in self.fields])
+        el = pl.element()
+        return self.list.list.eval(el.is_null() | el.is_nan() | el.is_infinite()).list.any()
+
+    def at(self, idx: pl.Expr) -> pl.Expr:
+        """The score at position ``idx`` (null when out of range)."""
+        if self.fields is not None:
+            return pl.coalesce([pl.when(idx == j).then(f) for j, f in enumerate(self.fields)])
+        return self.list.list.get(idx, null_on_oob=True)
+
+    def arg_max(self) -> pl.Expr:
+        """Position of the highest score (the first one on a tie)."""
+        if self.fields is not None:
+            top = pl.max_horizontal(self.fields)
+            return pl.coalesce([pl.when(f == top).then(pl.lit(j, dtype=pl.Int64))
+                                for j, f in enumerate(self.fields)])
+        return self.list.list.arg_max().cast(pl.Int64)
+
+    def compare(self, ref: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+        """How many scores are above ``ref``, and how many equal it."""
+        if self.fields is not None:
+            return (pl.sum_horizontal([(f > ref).cast(pl.Int64) for f in self.fields]),
+                    pl.sum_horizontal([(f == ref).cast(pl.Int64) for f in self.fields]))
+        diff = self.list - ref
+        return (diff.list.eval(pl.element() > 0).list.sum().cast(pl.Int64),
+                diff.list.eval(pl.element() == 0).list.sum().cast(pl.Int64))
+
+    def outside(self) -> pl.Expr:
+        """Some score is outside [0, 1]."""
+        if self.fields is not None:
+            return pl.any_horizontal([(f < 0) | (f > 1) for f in self.fields])
+        return (self.list.list.min() < 0) | (self.list.list.max() > 1)
+
+    def total(self) -> pl.Expr:
+        if self.fields is not None:
+            return pl.sum_horizontal(self.fields)
+        return self.list.list.sum()
 
 
 def _label_index(t: TaskInput) -> pl.Expr:
-    """Position of the true class in the score list (null when it has no score)."""
+    """Position of the true class among the scores (null when it has no score)."""
     classes = score_classes(t)
     label = _class_expr("label", t)
     if classes is None:
@@ -230,19 +284,13 @@ def _checks(t: TaskInput) -> list[Check]:
             ))
     if "score" not in t.roles:
         return out
-    layout, _ = _score_layout(t)
-    s = _score_list(t)
-
-    def bad_score() -> pl.Expr:
-        return s.list.eval(pl.element().is_null() | pl.element().is_nan()
-                           | pl.element().is_infinite()).list.any()
-
-    out.append(Check("score_finite", "score", bad_score,
+    sc = Scores(t)
+    out.append(Check("score_finite", "score", sc.bad,
                      "the per-class scores hold null, NaN or infinite values",
                      "every row needs a finite score for every class"))
-    classes = score_classes(t)
-    if layout == "list":
-        n = s.list.len()
+    classes = sc.classes
+    if sc.fields is None:
+        n = sc.count()
         if classes is not None:
             out.append(Check("score_length", "score", lambda: n != len(classes),
                              f"a score list does not hold {len(classes)} scores, one per class "
@@ -252,9 +300,13 @@ def _checks(t: TaskInput) -> list[Check]:
                              "the score lists differ in length",
                              "give one score per class on every row, in class order"))
     known = ", ".join(map(str, [c for c in classes if c is not None][:10])) if classes else ""
+
+    def unscored() -> pl.Expr:
+        idx = _label_index(t)
+        return idx.is_null() | (idx < 0) | (idx >= sc.count())
+
     out.append(Check(
-        "label_scored", "label", lambda: _label_index(t).is_null() | (_label_index(t) < 0)
-        | (_label_index(t) >= s.list.len()),
+        "label_scored", "label", unscored,
         "the true class has no score" + (f" (scored classes: {known})" if known else
                                          " (labels are positions 0..n-1 in the score list)"),
         "give a score for every class, or set options.classes / score_columns to name them",
@@ -263,20 +315,27 @@ def _checks(t: TaskInput) -> list[Check]:
 
 
 def _normalize(lf: pl.LazyFrame, t: TaskInput) -> pl.LazyFrame:
+    """Class columns in one dtype; the scores reduced to the per-row numbers the statistics
+    use: the true class's score, how many classes score above and equal to it, the number of
+    classes, whether a score is outside [0, 1], and the row's sum."""
     exprs = [_class_expr("label", t).alias("label")]
     if "prediction" in t.roles:
         exprs.append(_class_expr("prediction", t).alias("prediction"))
-    if "score" in t.roles:
-        s = _score_list(t)
-        exprs += [s.alias("score"), _label_index(t).alias("__y_idx")]
-        if "prediction" not in t.roles:
-            classes = score_classes(t)
-            best = s.list.arg_max().cast(pl.Int64)
-            if classes is not None:
-                best = best.replace_strict(list(range(len(classes))), classes, default=None,
-                                           return_dtype=class_dtype(t))
-            exprs.append(best.alias("prediction"))
-    return lf.with_columns(exprs)
+    if "score" not in t.roles:
+        return lf.with_columns(exprs)
+    sc = Scores(t)
+    exprs.append(sc.at(_label_index(t)).alias("__p_true"))
+    if "prediction" not in t.roles:
+        best = sc.arg_max()
+        if sc.classes is not None:
+            best = best.replace_strict(list(range(len(sc.classes))), sc.classes, default=None,
+                                       return_dtype=class_dtype(t))
+        exprs.append(best.cast(class_dtype(t)).alias("prediction"))
+    above, tied = sc.compare(pl.col("__p_true"))
+    return lf.with_columns(exprs).with_columns(
+        above.alias("__above"), tied.alias("__tied"), sc.count().alias("__classes"),
+        sc.outside().alias("__outside"), sc.total().alias("__sum"),
+    )
 
 
 TASK = Task(
@@ -316,14 +375,9 @@ def confusion(params: Params, ctx: Context) -> FrameStat:
 
 
 def _ranks_build(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
-    s = pl.col("score")
-    diff = s - s.list.get(pl.col("__y_idx"), null_on_oob=True)
-    return lf.select(
-        *keys, "weight",
-        diff.list.eval(pl.element() > 0).list.sum().cast(pl.Int64).alias("above"),
-        diff.list.eval(pl.element() == 0).list.sum().cast(pl.Int64).alias("tied"),
-        s.list.len().cast(pl.Int64).alias("classes"),
-    ).group_by([*keys, "above", "tied", "classes"]).agg(pl.col("weight").sum().alias("w"))
+    return lf.group_by([*keys, pl.col("__above").alias("above"), pl.col("__tied").alias("tied"),
+                        pl.col("__classes").alias("classes")]).agg(
+        pl.col("weight").sum().alias("w"))
 
 
 def score_ranks(params: Params, ctx: Context) -> FrameStat:
@@ -340,15 +394,16 @@ def proba(params: Params, ctx: Context) -> AggStat:
     """Weighted sums for log loss: −log of the clipped true-class probability."""
     eps = params.get("eps", EPS64)
     key = f"multiclass.proba[eps={eps!r}]"
-    s, w = pl.col("score"), pl.col("weight")
+    w = pl.col("weight")
 
     def exprs() -> list[pl.Expr]:
-        p = s.list.get(pl.col("__y_idx"), null_on_oob=True).clip(eps, 1 - eps)
+        p = pl.col("__p_true").clip(eps, 1 - eps)
         return [
             (-w * p.log()).sum().alias(f"{key}.logloss"),
             w.sum().alias(f"{key}.w"),
-            ((s.list.min() < 0) | (s.list.max() > 1)).sum().cast(F64).alias(f"{key}.outside"),
-            ((s.list.sum() - 1).abs() > SUM_TOLERANCE).sum().cast(F64).alias(f"{key}.unnormed"),
+            pl.col("__outside").sum().cast(F64).alias(f"{key}.outside"),
+            ((pl.col("__sum") - 1).abs() > SUM_TOLERANCE).sum().cast(F64)
+            .alias(f"{key}.unnormed"),
         ]
 
     return AggStat(key, exprs, {f"{key}.{c}": "sum" for c in ("logloss", "w", "outside",

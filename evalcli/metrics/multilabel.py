@@ -146,7 +146,7 @@ def _reshape(lf: pl.LazyFrame, side: str, raw: Mapping[str, Any]) -> pl.LazyFram
 
 
 def _set_expr(role: str, t: TaskInput) -> pl.Expr:
-    """The role's labels as a sorted list of distinct label names (text), never null.
+    """The role's labels as a list of distinct label names (text), never null.
 
     Labels are names: integers (and integral floats) become their decimal text, so a list of
     integers, the text ``0|2`` and long rows ``0`` and ``2`` give the same set and the same
@@ -158,7 +158,7 @@ def _set_expr(role: str, t: TaskInput) -> pl.Expr:
         col = col.cast(pl.List(pl.Int64))
     el = pl.element()
     return (col.cast(pl.List(pl.String)).list.eval(el.filter(el.is_not_null() & (el != "")))
-            .list.unique().list.sort().fill_null(pl.lit([], dtype=pl.List(pl.String)))
+            .list.unique().fill_null(pl.lit([], dtype=pl.List(pl.String)))
             .alias(role))
 
 
@@ -195,7 +195,14 @@ def _not_whole(role: str) -> pl.Expr:
 
 
 def _normalize(lf: pl.LazyFrame, t: TaskInput) -> pl.LazyFrame:
-    return lf.with_columns([_set_expr(r, t) for r in ROLES if r in t.roles])
+    """Both sides as sets of label names, and the set sizes every statistic uses:
+    ``__inter`` = |L∩P|, ``__true`` = |L|, ``__pred`` = |P| (computed once per example)."""
+    lab, pred = pl.col("label"), pl.col("prediction")
+    return lf.with_columns([_set_expr(r, t) for r in ROLES]).with_columns(
+        lab.list.set_intersection(pred).list.len().cast(F64).alias("__inter"),
+        lab.list.len().cast(F64).alias("__true"),
+        pred.list.len().cast(F64).alias("__pred"),
+    )
 
 
 TASK = Task(
@@ -225,9 +232,8 @@ EXAMPLE_COLUMNS = ("w", "rows", "inter", "true", "pred", "prec", "prec_undef", "
 
 
 def _sizes() -> tuple[pl.Expr, pl.Expr, pl.Expr]:
-    lab, pred = pl.col("label"), pl.col("prediction")
-    inter = lab.list.set_intersection(pred).list.len().cast(F64)
-    return inter, lab.list.len().cast(F64), pred.list.len().cast(F64)
+    """|L∩P|, |L| and |P| of each example (columns the task's normalisation adds)."""
+    return pl.col("__inter"), pl.col("__true"), pl.col("__pred")
 
 
 def examples(params: Params, ctx: Context) -> AggStat:
