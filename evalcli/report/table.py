@@ -82,8 +82,8 @@ def segments_table(r: RunResult) -> Table | None:
         t.add_column(g)
     t.add_column("rows", justify="right")
     for i, m in enumerate(r.metrics):
-        gates = {g.describe() if g.segment == "*" else f"{g.segment}: {g.describe()}"
-                 for s in r.segments if (g := s.metrics[i].gate) is not None}
+        gates = {gt.describe() if gt.segment == "*" else f"{gt.segment}: {gt.describe()}"
+                 for s in r.segments if (gt := s.metrics[i].gate) is not None}
         head = m.id + (f"\n{next(iter(gates))}" if len(gates) == 1 else
                        "\ngated per segment" if gates else "")
         t.add_column(Text(head), justify="right")
