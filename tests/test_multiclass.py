@@ -433,3 +433,26 @@ def test_metrics_show_renders_formula_and_conventions(cli: Any) -> None:
     assert "zero_division" in out and "average" in out and "Spark MLlib" in out
     r = cli("metrics", "--family", "multiclass")
     assert r.exit_code == 0 and "top_k_accuracy" in r.stdout and "cohen_kappa" in r.stdout
+
+
+def test_score_columns_named_by_classes_option() -> None:
+    df = pl.DataFrame({"label": ["cat", "dog", "dog"], "prob_c": [0.7, 0.4, 0.1],
+                       "prob_d": [0.3, 0.6, 0.9]})
+    got = values(run("multiclass", df, ["log_loss", "accuracy"], fmt="csv",
+                     options={"score_columns": ["prob_c", "prob_d"], "classes": ["cat", "dog"]}))
+    assert got["log_loss"] == pytest.approx(skm.log_loss(["cat", "dog", "dog"],
+                                                         [[.7, .3], [.4, .6], [.1, .9]]))
+    assert got["accuracy"] == 1.0  # arg-max of the scores
+
+
+@pytest.mark.parametrize("layout", ["struct", "list"])
+def test_streaming_engine_gives_the_same_values(layout: str) -> None:
+    df = pl.DataFrame({"label": [0, 1, 2, 1, 0], "prediction": [0, 2, 2, 1, 1],
+                       "score": [[.6, .3, .1], [.2, .3, .5], [.1, .1, .8], [.3, .4, .3],
+                                 [.4, .5, .1]]})
+    if layout == "struct":
+        df = df.with_columns(pl.col("score").list.to_struct(
+            fields=["0", "1", "2"]))
+    ms = ["f1", "cohen_kappa", "top_k_accuracy@2", "log_loss"]
+    assert values(run("multiclass", df, ms, engine="streaming")) == pytest.approx(
+        values(run("multiclass", df, ms, engine="polars")))

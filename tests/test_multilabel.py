@@ -377,3 +377,11 @@ def test_compare_infers_multilabel_from_lists_and_delimited_text(cli: Any, ext: 
     report = json.loads(r.stdout)
     assert report["task"] == "multilabel"
     assert {m["id"] for m in report["metrics"]} >= {"precision", "hamming_loss"}
+
+
+@pytest.mark.parametrize("layout", ["list", "delimited", "long"])
+def test_streaming_engine_gives_the_same_values(layout: str) -> None:
+    pred, true = [p for p, _ in SPARK_DOCS], [t for _, t in SPARK_DOCS]
+    ms = ["precision", "f1[average=macro]", "hamming_loss", "subset_accuracy"]
+    assert values(run_layout(layout, pred, true, ms, engine="streaming")) == pytest.approx(
+        values(run_layout(layout, pred, true, ms, engine="polars")))

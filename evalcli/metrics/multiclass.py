@@ -2,13 +2,19 @@
 
 Each row has one true class (``label``) and one predicted class (``prediction``), integers or
 strings, and optionally a score per class (``score``) for top-k accuracy and log loss. The
-scores come in three layouts, all turned into one list of floats per row in class order:
+scores come in three layouts:
 
-- a struct column (Parquet, JSONL objects): one field per class, named by the class;
+- a struct column (Parquet, JSONL objects): one field per class, named by the class (or by
+  ``options.classes`` in field order);
 - a list column: position *i* holds class *i* (integer labels ``0 .. n-1``), or the class
   ``options.classes[i]``;
-- one column per class (wide, CSV): ``options.score_columns`` lists them, or
-  ``options.score_prefix`` selects every column named ``<prefix><class>``.
+- one column per class (wide, CSV): ``options.score_columns`` lists them (named by the class,
+  ``<score_prefix><class>``, or ``options.classes`` in order), or ``options.score_prefix``
+  selects every column named ``<prefix><class>``; align packs them into a struct.
+
+The task's normalisation reduces the scores once per row to the numbers the statistics use
+(the true class's score, how many classes score above and equal to it, ...), with horizontal
+expressions over the fields or list expressions, never a Python loop.
 
 Without a prediction column the predicted class is the one with the highest score (the first
 in class order on a tie, as ``numpy.argmax``).

@@ -11,8 +11,9 @@ empty). Three input layouts give the same sets:
 
 ``options.layout: auto`` (the default) uses list columns as they are, splits text columns on the
 delimiter, and, when predictions and truth are two files, gathers the rows sharing an id, which
-reads the delimited and the long layout alike. Labels are compared as sets: duplicates count
-once, order does not matter, a null set is the empty set.
+reads the delimited and the long layout alike. Labels are names, compared as text (the
+integer 2 and the text "2" are one label), and sets are sets: duplicates count once, order does
+not matter, a null is the empty set.
 
 Statistics (one pass, Polars list expressions, no per-example Python):
 
