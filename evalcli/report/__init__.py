@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from enum import Enum
 from pathlib import Path
 
@@ -75,22 +75,40 @@ def format_for(path: Path) -> ReportFormat:
     return fmt
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically."""
+def _umask_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+@contextlib.contextmanager
+def atomic_target(path: Path) -> Iterator[str]:
+    """A temporary path beside ``path``; moved into place (with the umask's mode) on success.
+
+    On any failure the temporary file is removed and ``path`` is left as it was.
+    """
     path = Path(path)
-    if path.parent and not path.parent.exists():
-        raise ConfigError(f"cannot write {path}: the folder {path.parent} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.exists():
+        raise ConfigError(f"cannot write {path}: the folder {folder} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    os.close(fd)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
+        yield tmp
+        os.chmod(tmp, _umask_mode())  # mkstemp makes 0600; a report is an ordinary file
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically."""
+    with atomic_target(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def write(result: RunResult, path: Path, fmt: ReportFormat | None = None) -> None:

@@ -7,12 +7,10 @@ prediction, 3 significant digits), weight. See :mod:`evalcli.curves` for the def
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from pathlib import Path
 
 from evalcli.errors import ConfigError
+from evalcli.report import atomic_target
 from evalcli.result import RunResult
 
 FORMATS = ("csv", "parquet")
@@ -30,18 +28,10 @@ def write_curves(result: RunResult, folder: Path, fmt: str = "csv") -> list[Path
     written = []
     for name, df in result.curves.items():
         path = folder / f"{name}.{fmt}"
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-        os.close(fd)
-        try:
+        with atomic_target(path) as tmp:
             if fmt == "csv":
                 df.write_csv(tmp)
             else:
                 df.write_parquet(tmp)
-            os.chmod(tmp, 0o644)  # mkstemp makes 0600; curves are plain data files
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
         written.append(path)
     return written
