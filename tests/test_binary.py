@@ -439,3 +439,11 @@ def test_aliases_and_ids() -> None:
     assert [m.id for m in r.metrics] == [
         "auroc", "fbeta[beta=2]", "recall[threshold=0.3]", "average_precision"]
 
+
+
+def test_threshold_without_scores_is_an_error() -> None:
+    df = pl.DataFrame({"label": [1, 0, 1], "prediction": [1, 1, 0]})
+    with pytest.raises(MetricError, match=r"threshold=0\.3 applies to scores.*no score column"):
+        run(df, "binary", [{"metric": "recall", "threshold": 0.3}])
+    # without a threshold the hard predictions are used
+    assert values(run(df, "binary", ["recall"]))["recall"] == pytest.approx(0.5)

@@ -321,3 +321,16 @@ def test_a_file_that_breaks_while_reading_is_named(cli: Cli, tmp_path: Path) -> 
     r = cli("run", config(tmp_path, "task: binary\npredictions: ragged.csv\n"
                                     "metrics: [auroc]\n"))
     assert_user_error(r, r"ragged\.csv")
+
+
+def test_json_format_error_leaves_stdout_empty(cli: Cli, files: Path) -> None:
+    (files / "preds.csv").write_text("id,score\n1,0.9\n2,0.2\n3,1.6\n4,0.4\n")
+    r = cli("run", config(files, BASE + "metrics: [brier]\n"), "--format", "json")
+    assert_user_error(r, r"outside \[0, 1\]")
+
+
+def test_threshold_on_hard_predictions_only(cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "h.csv").write_text("label,prediction\n1,1\n0,1\n")
+    r = cli("run", config(tmp_path, "task: binary\npredictions: h.csv\n"
+                                    "metrics: [{metric: f1, threshold: 0.3}]\n"))
+    assert_user_error(r, r"threshold=0\.3 applies to scores")

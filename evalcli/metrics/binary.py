@@ -18,6 +18,7 @@ from typing import Any
 
 import polars as pl
 
+from evalcli.errors import MetricError
 from evalcli.metrics.base import (
     AggStat,
     Check,
@@ -140,6 +141,12 @@ def _hard(ctx: Context, threshold: float | None) -> tuple[pl.Expr, str]:
     """The hard prediction: the prediction column, unless a threshold is set or it is absent."""
     if threshold is None and "prediction" in ctx.roles:
         return pl.col("prediction"), "prediction"
+    if "score" not in ctx.roles:
+        raise MetricError(
+            f"threshold={threshold!r} applies to scores, and the inputs have only hard "
+            "predictions (no score column)",
+            hint="name the score column under 'columns: {score: ...}' (or --score), or drop "
+            "the threshold")
     t = DEFAULT_THRESHOLD if threshold is None else threshold
     return (pl.col("score") >= t).cast(F64), f"score>={t!r}"
 
