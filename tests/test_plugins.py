@@ -490,3 +490,53 @@ def test_the_walkthrough_in_docs_plugins_runs(tmp_path):
     # acting on scores >= 0.5: one positive, one negative: (10·1 − 1·2) / 4 rows
     assert res.values() == {"expected_profit[benefit=10,cost=1]": 2.0}
     assert res.metric("expected_profit[benefit=10,cost=1]").details == {"total": 8.0}
+
+
+# --------------------------------------------------------------------------- tasks and engines
+
+COUNTING_TASK = '''
+import polars as pl
+from evalcli.metrics.task import Role, Task
+from evalcli.plugin import mean_metric
+
+TASKS = [Task("counting", "a count target and a predicted count",
+              roles=(Role("label", "true count", True, numeric=True),
+                     Role("prediction", "predicted count", True, numeric=True)))]
+METRICS = [mean_metric(
+    "exact_count", "counting", summary="share of exact counts", formula="Σ w·[y = ŷ] / Σ w",
+    direction="higher", needs=["label", "prediction"],
+    row=lambda p, c: pl.col("label") == pl.col("prediction"))]
+'''
+
+
+def test_a_plugin_can_bring_its_own_task(cli, tmp_path):
+    (tmp_path / "counting.py").write_text(COUNTING_TASK, encoding="utf-8")
+    df = pl.DataFrame({"label": [1, 2, 3, 4], "prediction": [1, 2, 0, 4], "w": [1.0, 1.0, 2.0, 0.5]})
+    cfg = write_run(tmp_path, df, ["exact_count"], task="counting", plugins=["counting.py"],
+                    columns={"weight": "w"})
+    r = cli("run", str(cfg), "--format", "json")
+    assert r.exit_code == 0, r.stderr
+    assert values(r.stdout) == {"exact_count": pytest.approx(2.5 / 4.5)}
+
+
+def test_a_task_collision_names_both_sources(cli, tmp_path):
+    (tmp_path / "binary_again.py").write_text(
+        COUNTING_TASK.replace('Task("counting"', 'Task("binary"'), encoding="utf-8")
+    r = cli("run", str(write_run(tmp_path, binary_data(), ["auroc"], plugins=["binary_again.py"])))
+    assert r.exit_code == 2
+    assert "task 'binary' from plugin file" in r.stderr
+    assert "collides with task 'binary' from built-in" in " ".join(r.stderr.split())
+
+
+def test_a_plugin_metric_gives_the_same_values_on_the_streaming_engine(example_plugin, tmp_path):
+    import evalcli
+
+    df = binary_data(seed=8)
+    cfg = {"task": "binary", "metrics": ["ece", {"metric": "profit", "benefit": 3, "cost": 1}],
+           "group_by": ["region"], "columns": {"weight": "w"}}
+    runs = [evalcli.evaluate({**cfg, "engine": e}, predictions=df).to_dict()
+            for e in ("polars", "streaming")]
+    assert runs[1]["engine"] == "streaming"
+    for a, b in zip(runs[0]["segments"], runs[1]["segments"], strict=True):
+        for ma, mb in zip(a["metrics"], b["metrics"], strict=True):
+            assert ma["value"] == pytest.approx(mb["value"], rel=1e-12)

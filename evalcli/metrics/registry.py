@@ -156,6 +156,7 @@ class Registry:
     broken: list[BrokenPlugin] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
     """Plugin files loaded into this registry (see :meth:`with_plugin_files`)."""
+    task_origins: dict[str, str] = field(default_factory=dict)
 
     def register(self, metric: Metric, origin: str = BUILTIN) -> None:
         """Add a metric; refuse a name or alias that another metric holds."""
@@ -169,8 +170,10 @@ class Registry:
             if not isinstance(task, Task):
                 raise PluginError(f"{origin}: TASKS holds {task!r}, not an evalcli Task")
             if task.name in self.tasks or task.name in taken:
-                raise CollisionError(f"task '{task.name}' from {origin} is already registered",
-                                  hint="rename the plugin's task")
+                first = self.task_origins.get(task.name, origin)
+                raise CollisionError(f"task '{task.name}' from {origin} collides with task "
+                                     f"'{task.name}' from {first}",
+                                     hint="uninstall or fix one of the two; task names are unique")
             taken[task.name] = task.name
         families = [*self.tasks, *taken]
         new: dict[str, Metric] = {}
@@ -205,6 +208,7 @@ class Registry:
                 new_aliases[self._k(metric.family, alias)] = key
         for task in tasks:
             self.tasks[task.name] = task
+            self.task_origins[task.name] = origin
         self.metrics.update(new)
         for alias_key, key in new_aliases.items():
             self.aliases[alias_key] = new[key].name
@@ -237,7 +241,8 @@ class Registry:
         where = f" It is a {', '.join(elsewhere)} metric." if elsewhere else ""
         if self.broken:
             raise MetricError(
-                f"unknown {family} metric '{name}'.{where} An installed plugin failed to load, "
+                f"unknown {family} metric '{name}'.{did_you_mean(name.lower(), names)}{where} "
+                "An installed plugin failed to load, "
                 "and it may be one of its metrics: " + "; ".join(b.describe() for b in self.broken),
                 hint="fix or reinstall the plugin (evalcli metrics lists what loaded), or "
                 "remove the metric from the config",
@@ -276,7 +281,7 @@ class Registry:
 
     def copy(self) -> Registry:
         return Registry(dict(self.metrics), dict(self.aliases), dict(self.tasks),
-                        list(self.broken), list(self.files))
+                        list(self.broken), list(self.files), dict(self.task_origins))
 
     def with_plugin_files(self, paths: Iterable[Path]) -> Registry:
         """This registry plus the metrics of local plugin files (a copy; self is unchanged).
