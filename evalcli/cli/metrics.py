@@ -26,7 +26,7 @@ app = typer.Typer(
 
 PluginOption = Annotated[list[Path] | None, typer.Option(
     "--plugin", "-P", help="Also load this local plugin file, as a config's 'plugins:' does "
-    "(runs its code). Repeatable.", dir_okay=False)]
+    "(runs its code). Repeatable.", dir_okay=False, metavar="FILE.py")]
 
 
 def _params(m: Metric) -> str:
@@ -97,8 +97,7 @@ def show(
         "--family", "-f", help="The family, when the name exists in several.")] = None,
     plugin: PluginOption = None,
 ) -> None:
-    """Print a metric's formula, parameters, conventions, the peer its defaults match, and
-    where it comes from."""
+    """Print a metric's formula, parameters, conventions, peer and origin."""
     from rich.markup import escape
     from rich.table import Table
 
