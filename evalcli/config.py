@@ -323,10 +323,12 @@ def parse_config(data: Any, source: str, base_dir: Path) -> Config:
 
 
 def _strict_loader() -> type:
-    """PyYAML's SafeLoader, refusing a key given twice in one mapping.
+    """PyYAML's SafeLoader, refusing a key given twice in one mapping, with YAML 1.2 booleans.
 
     PyYAML silently keeps the last of two equal keys, so a config saying two things (two
-    ``predictions:`` lines) would run on one of them without a word.
+    ``predictions:`` lines) would run on one of them without a word. And it reads ``yes``,
+    ``no``, ``on`` and ``off`` as booleans (YAML 1.1), so ``positive: yes`` named the class
+    ``True``; only ``true`` and ``false`` are booleans here, as in YAML 1.2.
     """
     import yaml
 
@@ -348,6 +350,13 @@ def _strict_loader() -> type:
                 seen[key] = key_node.start_mark.line
             return super().construct_mapping(node, deep=deep)
 
+    bool_tag = "tag:yaml.org,2002:bool"
+    StrictLoader.yaml_implicit_resolvers = {
+        first: [r for r in resolvers if r[0] != bool_tag]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    StrictLoader.add_implicit_resolver(
+        bool_tag, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
     return StrictLoader
 
 

@@ -447,3 +447,36 @@ def test_threshold_without_scores_is_an_error() -> None:
         run(df, "binary", [{"metric": "recall", "threshold": 0.3}])
     # without a threshold the hard predictions are used
     assert values(run(df, "binary", ["recall"]))["recall"] == pytest.approx(0.5)
+
+
+def test_positive_yes_from_a_yaml_config(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from evalcli.config import load_config
+    from evalcli.evaluate import run_config
+
+    folder = Path(str(tmp_path))
+    (folder / "p.csv").write_text("answer,score\nyes,0.9\nno,0.2\nyes,0.4\nno,0.5\n")
+    (folder / "c.yaml").write_text("task: binary\npredictions: p.csv\ncolumns: {label: answer}\n"
+                                   "options: {positive: yes}\nmetrics: [auroc]\n")
+    r = run_config(load_config(folder / "c.yaml"))
+    assert r.metrics[0].value == pytest.approx(0.75)
+
+
+@pytest.mark.parametrize("label,positive,match", [
+    ([1, 0, 1], "yes", r"positive: 'yes' is not a number.*Int64"),
+    ([True, False, True], "maybe", r"positive: 'maybe' cannot name a class.*true/false"),
+])
+def test_positive_that_cannot_name_a_class(label: list[object], positive: str,
+                                           match: str) -> None:
+    from evalcli.errors import ConfigError
+
+    df = pl.DataFrame({"label": label, "score": [0.9, 0.2, 0.4]})
+    with pytest.raises(ConfigError, match=match):
+        run(df, "binary", ["auroc"], options={"positive": positive})
+
+
+def test_positive_false_on_boolean_labels() -> None:
+    df = pl.DataFrame({"label": [True, False, True, False], "score": [0.9, 0.4, 0.3, 0.2]})
+    got = values(run(df, "binary", ["auroc"], options={"positive": "false"}))
+    assert got["auroc"] == pytest.approx(skm.roc_auc_score([0, 1, 0, 1], [0.9, 0.4, 0.3, 0.2]))

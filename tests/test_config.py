@@ -207,3 +207,14 @@ def test_unknown_task_and_option(tmp_path: Path) -> None:
 def test_metric_entry_model_is_shared_with_the_command_line() -> None:
     e = MetricEntry.model_validate("recall[threshold=0.3]")
     assert (e.metric, e.params) == ("recall", {"threshold": "0.3"})
+
+
+def test_yes_and_no_stay_strings(tmp_path: Path) -> None:
+    """YAML 1.1 reads yes/no/on/off as booleans; 'positive: yes' must name the class 'yes'."""
+    cfg = load_config(_yaml(tmp_path, "task: binary\npredictions:\n  path: p.csv\n"
+                                      "  has_header: false\noptions: {positive: yes}\n"))
+    assert cfg.options == {"positive": "yes"}
+    assert cfg.predictions.has_header is False
+    cfg = load_config(_yaml(tmp_path, "task: binary\npredictions: {path: p.csv, has_header: no}\n"
+                                      "options: {positive: off}\n"))
+    assert cfg.options == {"positive": "off"} and cfg.predictions.has_header is False

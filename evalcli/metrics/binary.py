@@ -18,7 +18,7 @@ from typing import Any
 
 import polars as pl
 
-from evalcli.errors import MetricError
+from evalcli.errors import ConfigError, MetricError
 from evalcli.metrics.base import (
     AggStat,
     Check,
@@ -70,7 +70,39 @@ def _binary_rule(role: str, t: TaskInput) -> Check | None:
     )
 
 
+_TRUE, _FALSE = ("true", "1", "yes", "1.0"), ("false", "0", "no", "0.0")
+
+
+def _positive_value(role: str, t: TaskInput) -> Any:
+    """The ``positive`` option as a value of the role's column type; an error if it cannot be.
+
+    A boolean column's positive must read as true or false (anything else would silently
+    make False the positive class); a numeric column's must be a number.
+    """
+    positive, dtype = t.options.get("positive"), t.schema[role]
+    text = str(positive).strip()
+    if dtype == pl.Boolean:
+        if text.lower() not in _TRUE + _FALSE:
+            raise ConfigError(f"positive: {text!r} cannot name a class of the {role} column, "
+                              "which holds true/false values",
+                              hint="write positive: true (or false), or leave it out")
+        return text.lower() in _TRUE
+    if _is_numeric(dtype):
+        try:
+            return float(text)
+        except ValueError:
+            raise ConfigError(f"positive: {text!r} is not a number, and the {role} column "
+                              f"holds {dtype} numbers",
+                              hint="name the positive class as it is written in the column "
+                              "(e.g. positive: 1)") from None
+    return text
+
+
 def _checks(t: TaskInput) -> list[Check]:
+    if t.options.get("positive") is not None:
+        for role in ("label", "prediction"):
+            if role in t.roles:
+                _positive_value(role, t)  # raises when the option cannot name a class
     out = [c for role in ("label", "prediction") if role in t.roles
            if (c := _binary_rule(role, t)) is not None]
     if "score" in t.roles:
@@ -91,13 +123,8 @@ def _to01(role: str, t: TaskInput) -> pl.Expr:
     col = pl.col(role)
     positive = t.options.get("positive")
     if positive is not None:
-        dtype = t.schema[role]
-        if dtype == pl.Boolean:
-            pos: Any = str(positive).lower() in ("true", "1", "yes")
-        elif _is_numeric(dtype):
-            pos = float(positive)
-        else:
-            pos = str(positive)
+        pos = _positive_value(role, t)
+        if isinstance(pos, str):
             col = col.cast(pl.String)
         out: pl.Expr = (col == pos).cast(F64).alias(role)
         return out
