@@ -122,6 +122,9 @@ def evaluate(
     if isinstance(config, Mapping) and "predictions" not in config and predictions is not None:
         config = {**config, "predictions": _FRAME_NAME.format("predictions")}
     cfg = load_config(config)
+    if frames and cfg.engine == "spark":
+        raise ConfigError("engine: spark reads files or tables, not in-memory Polars frames",
+                          hint="pass paths the cluster can read, or use engine: auto")
     update: dict[str, Any] = {}
     for role in frames:
         current = getattr(cfg, role)

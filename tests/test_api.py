@@ -151,6 +151,8 @@ def test_nothing_is_printed_and_nothing_exits(capsys):
     ({"config": {"task": "binary"}, "predictions": [1, 2]}, evalcli.ConfigError,
      "predictions= must be a Polars DataFrame/LazyFrame or a path, got builtins.list"),
     ({"config": 42}, evalcli.ConfigError, "config must be a mapping"),
+    ({"config": {"task": "binary", "engine": "spark"}}, evalcli.ConfigError,
+     "engine: spark reads files or tables, not in-memory Polars frames"),
     ({"config": {"task": "binary", "columns": {"score": "p"}}}, evalcli.InputDataError,
      "<predictions DataFrame>: no column 'p' for the score role"),
     ({"config": {"task": "binary"}, "predictions": pl.DataFrame()}, evalcli.InputDataError,
