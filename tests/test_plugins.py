@@ -511,7 +511,8 @@ METRICS = [mean_metric(
 
 def test_a_plugin_can_bring_its_own_task(cli, tmp_path):
     (tmp_path / "counting.py").write_text(COUNTING_TASK, encoding="utf-8")
-    df = pl.DataFrame({"label": [1, 2, 3, 4], "prediction": [1, 2, 0, 4], "w": [1.0, 1.0, 2.0, 0.5]})
+    df = pl.DataFrame({"label": [1, 2, 3, 4], "prediction": [1, 2, 0, 4],
+                       "w": [1.0, 1.0, 2.0, 0.5]})
     cfg = write_run(tmp_path, df, ["exact_count"], task="counting", plugins=["counting.py"],
                     columns={"weight": "w"})
     r = cli("run", str(cfg), "--format", "json")
