@@ -279,6 +279,14 @@ def test_labels_parameter_matches_scikit_learn() -> None:
         skm.cohen_kappa_score(y, p, labels=[0, 1, 2]))
 
 
+def test_weighted_average_over_labels_never_true() -> None:
+    y, p = [0, 0, 1], [2, 3, 3]
+    df = pl.DataFrame({"label": y, "prediction": p})
+    got = values(run("multiclass", df, ["precision[average=weighted,labels=2|3]"]))
+    assert got["precision[average=weighted,labels=2|3]"] == pytest.approx(quiet(
+        skm.precision_score, y, p, labels=[2, 3], average="weighted", zero_division=0))
+
+
 def test_single_class() -> None:
     df = pl.DataFrame({"label": ["x"] * 4, "prediction": ["x"] * 4})
     r = by_id(run("multiclass", df, ["accuracy", "f1", "mcc", "cohen_kappa",

@@ -261,6 +261,19 @@ def test_every_set_empty() -> None:
     assert r["recall[average=micro]"].value == 0.0 and r["recall[average=micro]"].notes
 
 
+def test_weighted_average_without_true_labels_is_the_plain_mean() -> None:
+    # no example has a true label: every support is 0, so scikit-learn averages without weights
+    pred, true = [["0", "1"], ["1"]], [[], []]
+    yt, yp = np.zeros((2, 2), dtype=int), np.array([[1, 1], [0, 1]])
+    r = by_id(run_layout("list", pred, true, [
+        "f1[average=weighted,zero_division=nan]", "precision[average=weighted]"]))
+    assert r["f1[average=weighted,zero_division=nan]"].value == pytest.approx(
+        quiet(skm.f1_score, yt, yp, average="weighted", zero_division=np.nan))
+    assert r["precision[average=weighted]"].value == pytest.approx(
+        quiet(skm.precision_score, yt, yp, average="weighted", zero_division=0))
+    assert "plain mean" in r["precision[average=weighted]"].notes[-1]
+
+
 def test_single_label() -> None:
     got = values(run_layout("list", [["a"], []], [["a"], ["a"]], [
         "hamming_loss", "f1[average=macro]", "recall", "subset_accuracy"]))

@@ -581,19 +581,25 @@ def _ratio_metric(ratio: Ratio, what: str) -> Callable[[StatValues, Params], Met
                 return MetricValue(fallback, details, [f"pooled {what} is 0/0 "
                                                        f"(zero_division={zd})"])
             return MetricValue(num / den, details, notes)
-        vals = [(d["value"], float(d["support"])) for d in by_label if d["value"] is not None]
-        if average == "macro":
-            if not vals:
-                return MetricValue(None, details, [*notes, "no label with a defined value"])
-            return MetricValue(sum(v for v, _ in vals) / len(vals), details, notes)
-        support = sum(s for _, s in vals)
-        if support == 0:
-            return MetricValue(fallback, details, [
-                *notes, f"no true examples among the labels: weighted average is "
-                f"0/0 (zero_division={zd})"])
-        return MetricValue(sum(v * s for v, s in vals) / support, details, notes)
+        return average_labels(by_label, average, details, notes)
 
     return value
+
+
+def average_labels(by_label: list[dict[str, Any]], average: str, details: dict[str, Any],
+                    notes: list[str]) -> MetricValue:
+    """Macro or weighted mean of the defined per-label values (scikit-learn's _nanaverage)."""
+    vals = [(d["value"], float(d["support"])) for d in by_label if d["value"] is not None]
+    if not vals:
+        return MetricValue(None, details, [*notes, "no label with a defined value"])
+    mean = sum(v for v, _ in vals) / len(vals)
+    if average == "macro":
+        return MetricValue(mean, details, notes)
+    support = sum(s for _, s in vals)
+    if support == 0:
+        return MetricValue(mean, details, [*notes, "no true examples among the labels: the "
+                                           "weighted average is the plain mean, as scikit-learn"])
+    return MetricValue(sum(v * s for v, s in vals) / support, details, notes)
 
 
 # --------------------------------------------------------------------------- whole-table values

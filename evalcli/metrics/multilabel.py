@@ -48,6 +48,7 @@ from evalcli.metrics.base import (
     Stat,
     StatValues,
 )
+from evalcli.metrics.multiclass import average_labels
 from evalcli.metrics.stats import sum_by
 from evalcli.metrics.task import Role, Task, TaskInput
 
@@ -392,16 +393,7 @@ def _labels_average(stats: StatValues, params: Params, ratio: LabelRatio,
         treat = "left out of the average" if fb is None else f"counted as {zd}"
         notes.append(f"{what} is 0/0 for {len(undefined)} label(s) ({shown}): {treat} "
                      f"(zero_division={zd})")
-    vals = [(d["value"], float(d["support"])) for d in by_label if d["value"] is not None]
-    if average == "macro":
-        if not vals:
-            return MetricValue(None, details, [*notes, "no label with a defined value"])
-        return MetricValue(sum(v for v, _ in vals) / len(vals), details, notes)
-    support = sum(s for _, s in vals)
-    if support == 0:
-        return MetricValue(fb, details, [*notes, "no true labels: the weighted average is 0/0 "
-                                         f"(zero_division={zd})"])
-    return MetricValue(sum(v * s for v, s in vals) / support, details, notes)
+    return average_labels(by_label, average, details, notes)
 
 
 def _fb(params: Params) -> float:
