@@ -44,12 +44,52 @@ def metrics_table(r: RunResult) -> Table:
         notes = "; ".join(m.notes)
         if "threshold" in m.details and m.metric == "peak_f1":
             notes = (f"at threshold {m.details['threshold']:.6g}; " + notes).rstrip("; ")
-        row: list[RenderableType] = [Text(m.id), fmt_value(m.value)]
+        value = fmt_value(m.value)
+        if _is_matrix(m):
+            n = len(m.details["labels"])
+            value = f"{n}×{n} below" if n <= MAX_MATRIX_LABELS else f"{n}×{n}"
+        row: list[RenderableType] = [Text(m.id), value]
         if gated:
             row += [m.gate.describe() if m.gate else "", _status(m)]
         row.append(Text(notes))
         t.add_row(*row)
     return t
+
+
+MAX_MATRIX_LABELS = 20
+"""Largest confusion matrix drawn in the terminal; bigger ones are in the JSON/HTML reports."""
+
+
+def _is_matrix(m: MetricResult) -> bool:
+    return isinstance(m.details.get("labels"), list) and isinstance(m.details.get("matrix"), list)
+
+
+def _cell(v: object) -> str:
+    if isinstance(v, float) and not v.is_integer():
+        return f"{v:.3f}"
+    return f"{int(v):,}" if isinstance(v, int | float) else str(v)
+
+
+def matrix_tables(r: RunResult) -> list[Table]:
+    """Each confusion matrix of the run as a table: rows true class, columns predicted."""
+    out = []
+    for m in r.metrics:
+        if not _is_matrix(m) or len(m.details["labels"]) > MAX_MATRIX_LABELS:
+            continue
+        labels = [str(x) for x in m.details["labels"]]
+        t = Table(title=f"{m.id} (rows: true class, columns: predicted)", box=box.SIMPLE,
+                  title_justify="left")
+        t.add_column("true \\ pred", style="bold")
+        for lab in labels:
+            t.add_column(Text(lab), justify="right")
+        for i, (lab, row) in enumerate(zip(labels, m.details["matrix"], strict=True)):
+            cells: list[RenderableType] = [Text(lab)]
+            for j, v in enumerate(row):
+                cells.append(Text(_cell(v), style="bold green" if i == j else
+                                  ("dim" if not v else "")))
+            t.add_row(*cells)
+        out.append(t)
+    return out
 
 
 MAX_SEGMENT_ROWS = 50
@@ -201,7 +241,7 @@ def alignment_text(r: RunResult) -> Text:
 
 
 def renderable(r: RunResult) -> RenderableType:
-    items: list[RenderableType] = [metrics_table(r)]
+    items: list[RenderableType] = [metrics_table(r), *matrix_tables(r)]
     seg = segments_table(r)
     if seg is not None:
         items.append(seg)
