@@ -210,7 +210,8 @@ class Config(Strict):
     truth: InputSpec | None = Field(None, description="the truth file (omit if one file)")
     columns: Columns = Field(default_factory=Columns)
     options: dict[str, Any] = Field(
-        default_factory=dict, description="task options (e.g. positive: yes)"
+        default_factory=dict, description="task options (e.g. positive: yes); an option named "
+        "*_file is a path, relative to the config's folder"
     )
     metrics: list[MetricEntry] = Field(
         default_factory=list, description="metrics to compute (default: the task's set)"
@@ -230,7 +231,19 @@ class Config(Strict):
     curves: Curves | None = Field(
         None, description="folder to write ROC/PR points (and residuals) as CSV or Parquet"
     )
+    per_query: str | None = Field(
+        None, description="write each query's metric values (ranking) to this file: .parquet, "
+        ".csv or .jsonl, relative to the config's folder"
+    )
     base_dir: Path = Field(default=Path("."), exclude=True)
+
+    @model_validator(mode="after")
+    def _file_options(self) -> Config:
+        """Options naming files (``*_file``) resolve against the config's folder."""
+        for key, value in self.options.items():
+            if key.endswith("_file") and isinstance(value, str):
+                self.options[key] = self.resolve(value)
+        return self
 
     @field_validator("predictions", "truth", "curves", mode="before")
     @classmethod

@@ -130,6 +130,9 @@ def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
     extra: dict[str, Any] | None = None
     if curves or cfg.curves is not None:
         extra = dict(display_stats(cfg.task, prep.aligned.roles, prep.plan.options))
+    ranking_extra = _ranking_extras(cfg, prep)
+    if ranking_extra:
+        extra = {**(extra or {}), **ranking_extra}
     say(f"computing {len(prep.plan.metrics)} metric(s) in one pass")
     metrics, segments, alignment, engine = run_polars(prep.plan, prep.aligned, cfg.engine,
                                                       extra)
@@ -151,6 +154,8 @@ def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
         options={k: v for k, v in prep.plan.options.items() if v is not None},
         gating=gating,
     )
+    if ranking_extra and extra is not None:
+        _finish_ranking(cfg, {k: extra.pop(k) for k in ranking_extra}, result)
     if extra:
         result.curves = curves_from(extra)
     evaluate_gates(result, seg_gates)
@@ -181,17 +186,69 @@ def compare_baseline(result: RunResult, cfg: Config) -> None:
     result.passed = not result.failures if result.gating else True
 
 
+def _ranking_extras(cfg: Config, prep: Prepared) -> dict[str, Any]:
+    """What a ranking run adds to its one pass: query-level alignment counts, and each query's
+    metric values when ``per_query`` asks for them."""
+    if cfg.per_query is not None and (cfg.task != "ranking" or cfg.engine == "spark"):
+        raise ConfigError(
+            f"per_query: per-query values are written for the ranking task on the in-process "
+            f"engine (this run: task {cfg.task}, engine {cfg.engine})",
+            hint="drop per_query (--per-query), or use engine: auto")
+    if cfg.task != "ranking" or cfg.engine == "spark":
+        return {}
+    from evalcli.engine.polars_engine import run_context
+    from evalcli.metrics.ranking_core import run_extras
+
+    metrics = [(pm.id, pm.metric, pm.params) for pm in prep.plan.metrics]
+    return dict(run_extras(metrics, run_context(prep.plan, prep.aligned),
+                           cfg.per_query is not None))
+
+
+def _finish_ranking(cfg: Config, computed: Mapping[str, Any], result: RunResult) -> None:
+    from evalcli.metrics.ranking_core import PER_QUERY, QUERIES, per_query_output, query_counts
+
+    result.alignment.extra.update(query_counts(computed[QUERIES]))
+    if cfg.per_query is not None:
+        write_table(per_query_output(computed[PER_QUERY]), Path(cfg.resolve(cfg.per_query)))
+
+
+def write_table(df: pl.DataFrame, path: Path) -> None:
+    """Write a table atomically, in the format of the extension: .parquet, .csv or .jsonl."""
+    import os
+
+    suffix = path.suffix.lower()
+    if suffix not in (".parquet", ".csv", ".jsonl", ".ndjson"):
+        raise ConfigError(f"cannot tell the format of {path} from its extension",
+                          hint="use .parquet, .csv or .jsonl")
+    if not path.parent.is_dir():
+        raise ConfigError(f"cannot write {path}: the folder {path.parent} does not exist")
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        if suffix == ".parquet":
+            df.write_parquet(tmp)
+        elif suffix == ".csv":
+            df.write_csv(tmp)
+        else:
+            df.write_ndjson(tmp)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
 def run_path(path: Path, *, predictions: str | None = None, truth: str | None = None,
              gating: bool = True, metrics: Sequence[str] = (), baseline: str | None = None,
-             curves: bool = False, progress: Callable[[str], None] | None = None) -> RunResult:
+             curves: bool = False, progress: Callable[[str], None] | None = None,
+             per_query: str | None = None) -> RunResult:
     cfg = load_config(path)
     cfg = override(cfg, predictions=predictions, truth=truth, metrics=metrics,
-                   baseline=baseline)
+                   baseline=baseline, per_query=per_query)
     return run_config(cfg, gating=gating, curves=curves, progress=progress)
 
 
 def override(cfg: Config, *, predictions: str | None = None, truth: str | None = None,
-             metrics: Sequence[str] = (), baseline: str | None = None) -> Config:
+             metrics: Sequence[str] = (), baseline: str | None = None,
+             per_query: str | None = None) -> Config:
     """Command-line overrides of a config's inputs (paths as given, relative to the cwd)."""
     update: dict[str, object] = {}
     if baseline is not None:
@@ -206,4 +263,6 @@ def override(cfg: Config, *, predictions: str | None = None, truth: str | None =
         update["truth"] = spec.model_copy(update={"path": str(Path(truth).resolve())})
     if metrics:
         update["metrics"] = [MetricEntry.model_validate(m) for m in metrics]
+    if per_query is not None:
+        update["per_query"] = str(Path(per_query).resolve())
     return cfg.model_copy(update=update) if update else cfg

@@ -128,7 +128,7 @@ TRAITS: dict[str, Traits] = {
     "ranking/dcg": Traits("other", None),
     "ranking/r_precision": Traits("other", None),
     "ranking/auc": Traits("other", None),
-    "ranking/catalog_coverage": Traits("ignored", None, {"k": 3}),
+    "ranking/catalog_coverage": Traits("other", None, {"k": 3}),  # weights play no part
     "ranking/novelty": Traits("other", None, {"k": 3}),
     "ranking/intra_list_similarity": Traits("other", None, {"k": 3}),
     "ranking/diversity": Traits("other", None, {"k": 3}),

@@ -57,6 +57,9 @@ def compare(
         "folder.", file_okay=False)] = None,
     curves_format: Annotated[CurvesFormat, typer.Option(
         "--curves-format", help="csv or parquet.")] = CurvesFormat.csv,
+    per_query: Annotated[Path | None, typer.Option(
+        "--per-query", help="Write each query's metric values (ranking) to this .parquet, .csv "
+        "or .jsonl file.", dir_okay=False)] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stderr.")] = False,
     verbose: Annotated[bool, typer.Option(
         "--verbose", "-v", help="Also print each step with its time on stderr.")] = False,
@@ -75,8 +78,10 @@ def compare(
     )
     if inferred and not quiet and format == OutputFormat.table:
         stderr().print("inferred: " + ", ".join(inferred), style="dim")
-    from evalcli.evaluate import run_config
+    from evalcli.evaluate import override, run_config
 
+    if per_query is not None:
+        cfg = override(cfg, per_query=str(per_query))
     outputs = list(output or [])
     with progress(quiet, verbose) as say:
         result = run_config(cfg, progress=say, curves=curves is not None

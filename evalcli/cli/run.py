@@ -64,6 +64,9 @@ def run(
         "folder.", file_okay=False)] = None,
     curves_format: Annotated[CurvesFormat | None, typer.Option(
         "--curves-format", help="csv (default) or parquet.")] = None,
+    per_query: Annotated[Path | None, typer.Option(
+        "--per-query", help="Write each query's metric values (ranking) to this .parquet, .csv "
+        "or .jsonl file.", dir_okay=False)] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stderr.")] = False,
     verbose: Annotated[bool, typer.Option(
         "--verbose", "-v", help="Also print each step with its time on stderr.")] = False,
@@ -76,7 +79,7 @@ def run(
     from evalcli.evaluate import override, run_config
 
     cfg = override(load_config(config), predictions=predictions, truth=truth,
-                   baseline=baseline)
+                   baseline=baseline, per_query=str(per_query) if per_query else None)
     outputs = [Path(cfg.resolve(p)) for p in cfg.report] + list(output or [])
     curves_to = curves_target(cfg, curves, curves_format)
     with progress(quiet, verbose) as say:

@@ -260,13 +260,20 @@ def values(plan: Plan, stats: Mapping[str, Any], ctx: Context) -> list[MetricRes
     return out
 
 
+def run_context(plan: Plan, a: Aligned) -> Context:
+    """The context metrics see: the task, the roles, the options, and the scanned side inputs
+    (``__frames__``) when options name files."""
+    options = {**plan.options, "__frames__": a.side} if a.side else plan.options
+    return Context(plan.task.name, a.roles, options)
+
+
 def run_polars(plan: Plan, a: Aligned, engine: str, extra: dict[str, Any] | None = None
                ) -> tuple[list[MetricResult], list[SegmentResult], AlignmentInfo, str]:
     """Compute the plan. ``extra`` maps keys to more statistics to compute in the same pass
     (e.g. curve points for a report); their overall values replace them in ``extra``."""
     from evalcli.engine.plan import bind
 
-    ctx = Context(plan.task.name, a.roles, plan.options)
+    ctx = run_context(plan, a)
     stats = bind(plan, ctx)
     for key, st in (extra or {}).items():
         stats.setdefault(key, st)

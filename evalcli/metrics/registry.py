@@ -41,6 +41,8 @@ BUILTIN_MODULES = (
     "evalcli.metrics.multiclass",
     "evalcli.metrics.multilabel",
     "evalcli.metrics.regression",
+    "evalcli.metrics.ranking",
+    "evalcli.metrics.beyond_accuracy",
 )
 ENTRY_POINT_GROUP = "evalcli.metrics"
 BUILTIN = "built-in"

@@ -1,0 +1,91 @@
+"""TREC formats: qrels (``query iter doc rel``) and run files (``query Q0 doc rank score tag``).
+
+Both are whitespace-separated text without a header. Which one a file is follows from its number
+of fields (4: qrels, 6: run), read from the first non-empty line; the rows are then scanned
+lazily. Column names are the ranking task's roles, so a config needs no ``columns:`` for them:
+
+- qrels: ``query``, ``iteration``, ``item``, ``relevance`` (integer);
+- run: ``query``, ``q0``, ``item``, ``rank`` (integer), ``score`` (float), ``tag``.
+
+Query and document ids stay strings, as in trec_eval (``0012`` is not ``12``).
+
+>>> import tempfile, os
+>>> d = tempfile.mkdtemp()
+>>> p = os.path.join(d, "a.qrels")
+>>> _ = open(p, "w").write("q1 0 d1 2\\nq1 0 d2 0\\n")
+>>> scan_trec(Source(p)).collect().rows()
+[('q1', '0', 'd1', 2), ('q1', '0', 'd2', 0)]
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import polars as pl
+
+from evalcli.errors import InputDataError
+from evalcli.io.readers import Source
+
+QRELS = ("query", "iteration", "item", "relevance")
+RUN = ("query", "q0", "item", "rank", "score", "tag")
+_INT = {"relevance", "rank"}
+_FLOAT = {"score"}
+_SNIFF_LINES = 50
+
+
+def _first_lines(path: str) -> list[str]:
+    """The first non-empty lines of a (possibly gzip-compressed) text file."""
+    p = Path(path)
+    opener = gzip.open if p.suffix.lower() in (".gz", ".gzip") else open
+    out: list[str] = []
+    try:
+        with opener(p, "rt", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.strip():
+                    out.append(line)
+                    if len(out) >= _SNIFF_LINES:
+                        break
+    except OSError as exc:
+        raise InputDataError(f"cannot read {path}: {exc}") from None
+    return out
+
+
+def trec_kind(path: str) -> str:
+    """``"qrels"`` or ``"run"``, from the number of fields of the first lines."""
+    lines = _first_lines(path)
+    if not lines:
+        raise InputDataError(f"{path} is empty (no qrels or run lines)",
+                             hint="check that the file was written completely")
+    counts = {len(line.split()) for line in lines}
+    if counts == {4}:
+        return "qrels"
+    if counts == {6}:
+        return "run"
+    first = lines[0].rstrip("\n")
+    raise InputDataError(
+        f"{path}: not a TREC qrels (4 fields: query iter doc rel) or run file (6 fields: "
+        f"query Q0 doc rank score tag); the first lines have {sorted(counts)} fields, e.g. "
+        f"{first!r}",
+        hint="fix the file, or name another format in the config (format: csv, ...)",
+    )
+
+
+def scan_trec(source: Source) -> pl.LazyFrame:
+    """A LazyFrame over a qrels or run file, with the ranking roles as column names."""
+    kind = trec_kind(source.path)
+    names = QRELS if kind == "qrels" else RUN
+    lines = pl.scan_csv(
+        source.path, has_header=False, separator="\x1f", quote_char=None,
+        new_columns=["line"], schema_overrides={"line": pl.String}, comment_prefix=None,
+    )
+    fields = pl.col("line").str.extract_all(r"\S+")
+    exprs = []
+    for i, name in enumerate(names):
+        col = fields.list.get(i, null_on_oob=False)
+        if name in _INT:
+            col = col.cast(pl.Int64)
+        elif name in _FLOAT:
+            col = col.cast(pl.Float64)
+        exprs.append(col.alias(name))
+    return lines.filter(pl.col("line").str.strip_chars() != "").select(exprs)

@@ -1,0 +1,400 @@
+"""Beyond-accuracy metrics of the ranking family: catalog coverage, novelty, intra-list
+similarity and diversity, at a cut-off k.
+
+They look at what is recommended, not at whether it is relevant, so the relevance policies do
+not apply: every query of the predictions counts. Side inputs come from the task's options
+(paths relative to the config's folder): ``items_file`` (the catalog), ``popularity_file``,
+``item_features_file`` or ``similarity_file``.
+
+>>> from evalcli.metrics.beyond_accuracy import METRICS
+>>> [m.name for m in METRICS]
+['catalog_coverage', 'novelty', 'intra_list_similarity', 'diversity']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import polars as pl
+
+from evalcli.errors import MetricError
+from evalcli.metrics.base import (
+    Context,
+    FrameStat,
+    Metric,
+    MetricValue,
+    Params,
+    Stat,
+    StatValues,
+)
+from evalcli.metrics.ranking_core import (
+    COMPAT,
+    F64,
+    FAMILY,
+    FRAMES,
+    IT,
+    JUDGED,
+    K_REQUIRED,
+    REL,
+    STRICT_TIES,
+    THRESHOLD,
+    TIES,
+    Q,
+    conventions_text,
+    effective,
+    keyed,
+    query_stat,
+    ranked,
+    seg_cols,
+    value_of,
+)
+
+c = pl.col
+LOCAL = frozenset({"polars", "streaming"})
+"""These metrics read side files or need every query at once: in-process engines only."""
+
+
+def _frames(ctx: Context) -> Mapping[str, pl.LazyFrame]:
+    frames = ctx.options.get(FRAMES) or {}
+    return frames if isinstance(frames, Mapping) else {}
+
+
+def _share(k: int) -> pl.Expr:
+    """The probability that a row is in the top k (1 or 0 under a strict tie order)."""
+    return (pl.lit(k, dtype=pl.Int64) - c("s")).clip(0, c("n")).cast(F64) / c("n").cast(F64)
+
+
+def _top(lf: pl.LazyFrame, conv: Mapping[str, Any], k: int) -> pl.LazyFrame:
+    rk = ranked(lf, conv["ties"], conv.get("relevance_threshold", 1.0), "linear")
+    return rk.filter(c("s") < k).with_columns(_share(k).alias("p"))
+
+
+def _item_dtype(lf: pl.LazyFrame) -> pl.DataType:
+    return lf.collect_schema()[IT]
+
+
+def _side(lf: pl.LazyFrame, side: pl.LazyFrame, cols: Sequence[str], what: str,
+          option: str) -> pl.LazyFrame:
+    names = side.collect_schema().names()
+    missing = [col for col in cols if col not in names]
+    if missing:
+        raise MetricError(
+            f"the {what} file ({option}) has no column {', '.join(repr(m) for m in missing)}; "
+            f"its columns: {', '.join(names[:20])}",
+            hint=f"give the {what} file the columns {', '.join(cols)}",
+        )
+    return side.with_columns(c(IT).cast(_item_dtype(lf)))
+
+
+# --------------------------------------------------------------------------- catalog coverage
+
+def _coverage_stats(params: Params, ctx: Context) -> Sequence[Stat]:
+    conv = effective(params, ctx, [TIES])
+    conv["relevance_threshold"] = 1.0
+    k = int(params["k"])
+    catalog = _frames(ctx).get("items_file")
+    source = str(ctx.options.get("items_file") or "data")
+
+    def build(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+        top = _top(lf, conv, k)
+        per_item = top.group_by([*keys, IT]).agg((1.0 - c("p")).product().alias("miss"))
+        if catalog is not None:
+            items = _side(lf, catalog, [IT], "items", "items_file").select(IT).unique()
+        else:
+            items = lf.select(IT).unique()
+        n_items = items.select(pl.len().cast(pl.Int64).alias("n_catalog"))
+        return (per_item.join(items.with_columns(pl.lit(True).alias("in_catalog")), on=IT,
+                              how="left")
+                .with_columns(c("in_catalog").fill_null(False))
+                .join(n_items, how="cross"))
+
+    def combine(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+        return df.group_by([*keys, IT], maintain_order=True).agg(
+            c("miss").product(), c("in_catalog").max(), c("n_catalog").max())
+
+    key = keyed("catalog_coverage", k, conv, f"{{items={source}}}")
+    return [FrameStat(key, build, combine)]
+
+
+def _coverage_value(stats: StatValues, params: Params) -> MetricValue:
+    df: pl.DataFrame = next(iter(stats.values()))
+    if df.height == 0:
+        return MetricValue(None, notes=["no recommendations"])
+    inside = df.filter(c("in_catalog"))
+    covered = float(inside.select((1.0 - c("miss")).sum()).item())
+    n_catalog = int(df["n_catalog"].max())  # type: ignore[arg-type]
+    outside = int(df.filter(~c("in_catalog") & (c("miss") < 1.0)).height)
+    details: dict[str, Any] = {"catalog_items": n_catalog, "covered_items": covered}
+    notes = []
+    if outside:
+        details["recommended_outside_catalog"] = outside
+        notes.append(f"{outside} recommended items are not in the catalog and are not counted")
+    if n_catalog == 0:
+        return MetricValue(None, details, [*notes, "the catalog is empty"])
+    return MetricValue(covered / n_catalog, details, notes)
+
+
+# --------------------------------------------------------------------------- novelty
+
+def _popularity(lf: pl.LazyFrame, ctx: Context, thr: float) -> tuple[pl.LazyFrame, str]:
+    """Item -> probability that a user interacted with it, and where it came from."""
+    side = _frames(ctx).get("popularity_file")
+    if side is not None:
+        names = side.collect_schema().names()
+        col = "probability" if "probability" in names else "count"
+        pop = _side(lf, side, [IT, col], "popularity", "popularity_file")
+        if col == "probability":
+            prob = c("probability").cast(F64)
+        else:
+            prob = c("count").cast(F64) / c("count").cast(F64).sum()
+        return pop.select(IT, prob.alias("prob")), str(ctx.options.get("popularity_file"))
+    relevant = lf.filter(c(JUDGED) & (c(REL) >= thr)).select(Q, IT)
+    users = relevant.select(c(Q).n_unique().cast(F64).alias("users"))
+    pop = relevant.group_by(IT).agg(c(Q).n_unique().cast(F64).alias("n")).join(
+        users, how="cross").select(IT, (c("n") / c("users")).alias("prob"))
+    return pop, "truth"
+
+
+def _novelty_stats(params: Params, ctx: Context) -> Sequence[Stat]:
+    conv = effective(params, ctx, [TIES])
+    conv["relevance_threshold"] = float(params["relevance_threshold"])
+    k = int(params["k"])
+
+    def per_query(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+        pop, _ = _popularity(lf, ctx, conv["relevance_threshold"])
+        top = _top(lf, conv, k).join(pop, on=IT, how="left")
+        known = c("prob").is_not_null() & (c("prob") > 0)
+        info = -c("prob").log(2)
+        pq = top.group_by(Q).agg(
+            (c("p") * info).filter(known).sum().alias("num"),
+            c("p").filter(known).sum().alias("den"),
+            (c("p") > 0).filter(~known).sum().alias("unknown"),
+            c("weight").max().alias("w"),
+            *(c(s).drop_nulls().first().alias(s) for s in seg_cols(lf)),
+        )
+        return pq.select(
+            Q, *keys, c("w").fill_null(1.0), "unknown",
+            pl.lit(False).alias("straddle"),
+            pl.when(c("den") > 0).then(pl.lit("ok")).otherwise(pl.lit("undefined"))
+            .alias("status"),
+            pl.when(c("den") > 0).then(c("num") / c("den")).alias("value"),
+        )
+
+    source = str(ctx.options.get("popularity_file") or "truth")
+    return [query_stat("novelty", k, conv, per_query,
+                       {"n_unknown": lambda: c("unknown").sum()},
+                       key_extra=f"{{popularity={source}}}")]
+
+
+def _novelty_value(stats: StatValues, params: Params) -> MetricValue:
+    df: pl.DataFrame = next(iter(stats.values()))
+    mv = value_of(stats, None)
+    if df.height and df["n_unknown"][0]:
+        n = int(df["n_unknown"][0])
+        mv.details["items_without_popularity"] = n
+        mv.notes.append(f"{n} recommended (query, item) pairs have no popularity (never "
+                        "interacted with) and are left out")
+    return mv
+
+
+# --------------------------------------------------------------------------- intra-list similarity
+
+def _pairs(lf: pl.LazyFrame, table: pl.LazyFrame) -> pl.LazyFrame:
+    names = table.collect_schema().names()
+    missing = [n for n in ("item_a", "item_b", "similarity") if n not in names]
+    if missing:
+        raise MetricError(
+            f"the similarity file (similarity_file) has no column "
+            f"{', '.join(repr(m) for m in missing)}; its columns: {', '.join(names[:20])}",
+            hint="give the similarity file the columns item_a, item_b, similarity")
+    dtype = _item_dtype(lf)
+    return table.with_columns(c("item_a").cast(dtype), c("item_b").cast(dtype))
+
+
+def _features_long(lf: pl.LazyFrame, side: pl.LazyFrame) -> pl.LazyFrame:
+    """Unit feature vectors in long form: item, dim, value."""
+    schema = side.collect_schema()
+    if "features" in schema and isinstance(schema["features"], pl.List | pl.Array):
+        feats = _side(lf, side, [IT, "features"], "item features", "item_features_file")
+        long = feats.select(IT, c("features").cast(pl.List(F64))).with_columns(
+            pl.int_ranges(0, c("features").list.len()).alias("dim")
+        ).explode(["features", "dim"]).rename({"features": "value"})
+    else:
+        numeric = [n for n, t in schema.items() if n != IT and t.is_numeric()]
+        if not numeric:
+            raise MetricError(
+                "the item features file (item_features_file) has no list column 'features' "
+                "and no numeric columns",
+                hint="give one row per item: item, features (a list of numbers)")
+        feats = _side(lf, side, [IT], "item features", "item_features_file")
+        long = feats.select(IT, *(c(n).cast(F64) for n in numeric)).unpivot(
+            index=IT, variable_name="dim", value_name="value"
+        ).with_columns(c("dim").rank("dense").cast(pl.Int64))
+    norm = (c("value") ** 2).sum().over(IT).sqrt()
+    return long.with_columns((c("value") / norm).alias("value")).filter(norm > 0)
+
+
+def _ils_per_query(ctx: Context, conv: Mapping[str, Any], k: int
+                   ) -> Callable[[pl.LazyFrame, list[str]], pl.LazyFrame]:
+    frames = _frames(ctx)
+    features = frames.get("item_features_file")
+    table = frames.get("similarity_file")
+    if features is None and table is None:
+        raise MetricError(
+            "intra-list similarity needs item features or a similarity table",
+            hint="set options: {item_features_file: PATH} (item, features) or "
+            "{similarity_file: PATH} (item_a, item_b, similarity)",
+        )
+
+    def per_query(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+        segs = seg_cols(lf)
+        top = _top(lf, conv, k).select(Q, IT, "pos", "weight", *segs)
+        head = top.group_by(Q).agg(
+            c("weight").max().alias("w"), *(c(s).drop_nulls().first().alias(s) for s in segs))
+        if features is not None:
+            long = _features_long(lf, features)
+            have = long.select(IT).unique()
+            rows = top.join(have, on=IT, how="semi")
+            sums = rows.join(long, on=IT).group_by([Q, "dim"]).agg(c("value").sum().alias("S"))
+            per = sums.group_by(Q).agg((c("S") ** 2).sum().alias("sq")).join(
+                rows.group_by(Q).agg(pl.len().cast(F64).alias("kk")), on=Q, how="right")
+            per = per.with_columns(
+                pl.when(c("kk") >= 2).then((c("sq").fill_null(0.0) - c("kk"))
+                                           / (c("kk") * (c("kk") - 1.0))).alias("ils"),
+                pl.lit(0, dtype=pl.Int64).alias("missing_pairs"))
+            missing = top.join(have, on=IT, how="anti").group_by(Q).agg(
+                pl.len().alias("no_features"))
+            per = per.join(missing, on=Q, how="left")
+        else:
+            assert table is not None
+            sim = _pairs(lf, table).select(
+                "item_a", "item_b", c("similarity").cast(F64))
+            both = pl.concat([sim, sim.select(c("item_b").alias("item_a"),
+                                              c("item_a").alias("item_b"), "similarity")])
+            both = both.unique(["item_a", "item_b"], keep="first")
+            a = top.select(Q, c(IT).alias("item_a"), c("pos").alias("pa"))
+            b = top.select(Q, c(IT).alias("item_b"), c("pos").alias("pb"))
+            pairs = a.join(b, on=Q).filter(c("pa") < c("pb")).join(
+                both, on=["item_a", "item_b"], how="left")
+            per = pairs.group_by(Q).agg(
+                c("similarity").fill_null(0.0).sum().alias("sum_sim"),
+                pl.len().cast(F64).alias("pairs"),
+                c("similarity").is_null().sum().alias("missing_pairs"),
+            ).with_columns((c("sum_sim") / c("pairs")).alias("ils"),
+                           pl.lit(0, dtype=pl.UInt32).alias("no_features"))
+        out = head.join(per.select(Q, "ils", "missing_pairs", "no_features"), on=Q, how="left")
+        return out.select(
+            Q, *keys, c("w").fill_null(1.0), pl.lit(False).alias("straddle"),
+            c("missing_pairs").fill_null(0).cast(pl.Int64).alias("missing_pairs"),
+            c("no_features").fill_null(0).cast(pl.Int64).alias("no_features"),
+            pl.when(c("ils").is_not_null()).then(pl.lit("ok")).otherwise(pl.lit("undefined"))
+            .alias("status"),
+            c("ils").alias("ils"),
+        )
+
+    return per_query
+
+
+def _ils_stats(diversity: bool) -> Callable[[Params, Context], Sequence[Stat]]:
+    def stats(params: Params, ctx: Context) -> Sequence[Stat]:
+        conv = effective(params, ctx, [STRICT_TIES])
+        conv["relevance_threshold"] = 1.0
+        k = int(params["k"])
+        inner = _ils_per_query(ctx, conv, k)
+
+        def per_query(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+            pq = inner(lf, keys)
+            v = (1.0 - c("ils")) if diversity else c("ils")
+            return pq.with_columns(v.alias("value"))
+
+        source = str(ctx.options.get("item_features_file") or ctx.options.get("similarity_file"))
+        name = "diversity" if diversity else "intra_list_similarity"
+        return [query_stat(name, k, conv, per_query,
+                           {"n_missing_pairs": lambda: c("missing_pairs").sum(),
+                            "n_no_features": lambda: c("no_features").sum()},
+                           key_extra=f"{{source={source}}}")]
+
+    return stats
+
+
+def _ils_value(stats: StatValues, params: Params) -> MetricValue:
+    df: pl.DataFrame = next(iter(stats.values()))
+    mv = value_of(stats, None)
+    if df.height:
+        if df["n_no_features"][0]:
+            n = int(df["n_no_features"][0])
+            mv.details["items_without_features"] = n
+            mv.notes.append(f"{n} recommended (query, item) pairs have no feature vector (or a "
+                            "zero one) and are left out")
+        if df["n_missing_pairs"][0]:
+            n = int(df["n_missing_pairs"][0])
+            mv.details["pairs_without_similarity"] = n
+            mv.notes.append(f"{n} item pairs are not in the similarity table: similarity 0")
+    mv.notes = [n for n in mv.notes if "undefined" not in n] + [
+        n.replace("the value is undefined", "the list has fewer than 2 items")
+        for n in mv.notes if "undefined" in n]
+    return mv
+
+
+# --------------------------------------------------------------------------- declarations
+
+_COMMON = "Every query of the predictions counts; relevance plays no part."
+
+METRICS: list[Metric] = [
+    Metric(
+        name="catalog_coverage", family=FAMILY,
+        summary="share of the catalog's items recommended in at least one query's top k",
+        formula="coverage@k = |∪_q top_k(q) ∩ catalog| / |catalog|",
+        direction="higher", needs=(), stats=_coverage_stats, value=_coverage_value,
+        params=(K_REQUIRED, TIES.param, COMPAT),
+        conventions="The catalog is the items_file option (column 'item') or, unset, every "
+        "item of the truth and the predictions. With ties=average an item in a group of tied "
+        "scores straddling k counts with its probability of being in the top k (the expected "
+        "coverage). " + _COMMON + " " + conventions_text([TIES]),
+        peer="catalog coverage (Ge et al. 2010; recommenders' catalog_coverage)",
+        aliases=("coverage", "item_coverage"), cutoff="k", range=(0.0, 1.0), engines=LOCAL,
+    ),
+    Metric(
+        name="novelty", family=FAMILY,
+        summary="mean self-information of the recommended items: how unpopular they are",
+        formula="novelty@k = mean over queries of mean_{i in top_k(q)} −log2 p(i); p(i) = share "
+        "of users who interacted with i",
+        direction="higher", needs=(), stats=_novelty_stats, value=_novelty_value,
+        params=(K_REQUIRED, TIES.param, THRESHOLD, COMPAT),
+        conventions="p(i) comes from the popularity_file option (column 'probability', or "
+        "'count' divided by the total count), else from the truth: the share of queries for "
+        "which i is relevant (relevance >= relevance_threshold). Items without popularity "
+        "(never interacted with) are left out, with a count. Equals recommenders' novelty when "
+        "every list has k items (that one pools all recommendations). " + _COMMON,
+        peer="novelty as self-information (Zhou et al. 2010); recommenders' novelty",
+        aliases=("self_information",), cutoff="k", range=(0.0, None), engines=LOCAL,
+    ),
+    Metric(
+        name="intra_list_similarity", family=FAMILY,
+        summary="mean pairwise similarity of the items of each query's top k (lower is more "
+        "diverse)",
+        formula="ILS@k = mean over queries of Σ_{i<j in top_k} sim(i, j) / C(k', 2); with "
+        "features, sim is the cosine: (‖Σ u_i‖² − k') / (k'(k'−1)) for unit vectors u",
+        direction="lower", needs=(), stats=_ils_stats(False), value=_ils_value,
+        params=(K_REQUIRED, STRICT_TIES.param, COMPAT),
+        conventions="Similarity: cosine of the item_features_file vectors (list column "
+        "'features' or numeric columns; items without features are left out), else the "
+        "similarity_file table (item_a, item_b, similarity; symmetric, missing pairs count 0). "
+        "Queries with fewer than 2 items have no value. Ties are broken strictly (the expected "
+        "similarity under random tie order is not computed). " + _COMMON + " "
+        + conventions_text([STRICT_TIES]),
+        peer="intra-list similarity (Ziegler et al. 2005); recommenders' diversity = 1 − ILS",
+        aliases=("ils",), cutoff="k", range=(-1.0, 1.0), engines=LOCAL,
+    ),
+    Metric(
+        name="diversity", family=FAMILY,
+        summary="1 − intra-list similarity: mean pairwise dissimilarity of each top k",
+        formula="diversity@k = mean over queries of 1 − ILS_q@k",
+        direction="higher", needs=(), stats=_ils_stats(True), value=_ils_value,
+        params=(K_REQUIRED, STRICT_TIES.param, COMPAT),
+        conventions="As intra_list_similarity. " + _COMMON,
+        peer="recommenders' diversity (1 − intra-list similarity)",
+        aliases=("intra_list_diversity",), cutoff="k", range=(0.0, 2.0), engines=LOCAL,
+    ),
+]

@@ -1,0 +1,307 @@
+"""Ranking and recommendation: the accuracy metrics (the task and the machinery are in
+:mod:`evalcli.metrics.ranking_core`, the beyond-accuracy metrics in
+:mod:`evalcli.metrics.beyond_accuracy`).
+
+Each metric is a (weighted) mean over queries of a per-query value. Notation, per query: the
+recommended list in rank order, ``rel_i`` the relevance of the item at position ``i`` (0 when
+unjudged), ``b_i = 1`` when ``rel_i >= relevance_threshold``, ``R`` the number of relevant judged
+items (recommended or not), ``hits@k = Σ_{i<=k} b_i``.
+
+Where peers disagree the metric has a parameter (see ``evalcli metrics show NAME``), every one of
+them unset by default: unset means the ``compat`` preset's value, else evalcli's default, and
+the report's ``details.conventions`` lists the values in force.
+
+>>> from evalcli.metrics.ranking import METRICS
+>>> sorted(m.name for m in METRICS)[:4]
+['auc', 'dcg', 'f1', 'hit_rate']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import polars as pl
+
+from evalcli.metrics.base import Context, Metric, MetricValue, Param, Params, Stat, StatValues
+from evalcli.metrics.ranking_core import (
+    COMPAT,
+    F64,
+    FAMILY,
+    GAIN,
+    MAP_DEN,
+    MISSING,
+    NO_RELEVANT,
+    PRECISION_DEN,
+    TASK,
+    THRESHOLD,
+    TIES,
+    UNJUDGED,
+    Convention,
+    K,
+    Q,
+    conventions_text,
+    effective,
+    joined_per_query,
+    query_stat,
+    ranked,
+    truth_per_query,
+    value_of,
+)
+
+TASKS = [TASK]
+c = pl.col
+
+POLICIES = (TIES, MISSING, NO_RELEVANT, UNJUDGED)
+PEER = ("trec_eval (P, recall, map, recip_rank, ndcg_cut, Rprec), Spark MLlib RankingMetrics, "
+        "scikit-learn ndcg_score/dcg_score, recommenders, ranx")
+
+ValueExpr = Callable[[Mapping[str, Any], "int | None"], pl.Expr]
+
+
+def _safe(num: pl.Expr, den: pl.Expr) -> pl.Expr:
+    """``num / den``, 0 when ``den`` is 0 (only reached by queries a policy counts as 0)."""
+    return pl.when(den > 0).then(num / den).otherwise(0.0)
+
+
+def _precision_den(conv: Mapping[str, Any], k: int | None) -> pl.Expr:
+    if k is None:
+        return c("qlen").cast(F64)
+    if conv.get("denominator") == "list":
+        return pl.min_horizontal(pl.lit(k), c("qlen")).cast(F64)
+    return pl.lit(float(k))
+
+
+def _precision(conv: Mapping[str, Any], k: int | None) -> pl.Expr:
+    return _safe(c("hits"), _precision_den(conv, k))
+
+
+def _recall(conv: Mapping[str, Any], k: int | None) -> pl.Expr:
+    return _safe(c("hits"), c("R").cast(F64))
+
+
+def _f1(conv: Mapping[str, Any], k: int | None) -> pl.Expr:
+    return _safe(2.0 * c("hits"), _precision_den(conv, k) + c("R").cast(F64))
+
+
+def _hit_rate(conv: Mapping[str, Any], k: int | None) -> pl.Expr:
+    return 1.0 - c("p_none")
+
+
+def _mrr(conv: Mapping[str, Any], k: int | None) -> pl.Expr:
+    return c("rr")
+
+
+def _map(conv: Mapping[str, Any], k: int | None) -> pl.Expr:
+    den = c("R").cast(F64)
+    if k is not None and conv.get("denominator") == "min_k_relevant":
+        den = pl.min_horizontal(den, pl.lit(float(k)))
+    return _safe(c("ap_sum"), den)
+
+
+def _ndcg(conv: Mapping[str, Any], k: int | None) -> pl.Expr:
+    return _safe(c("dcg"), c("idcg"))
+
+
+def _dcg(conv: Mapping[str, Any], k: int | None) -> pl.Expr:
+    return c("dcg")
+
+
+def _per_query(name: str, conv: Mapping[str, Any], k: int | None,
+               value: ValueExpr) -> Callable[[pl.LazyFrame, list[str]], pl.LazyFrame]:
+    def per_query(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+        pq = joined_per_query(lf, conv, k)
+        return pq.select(
+            Q, *keys, "w", "status", "straddle", "hits", "R",
+            pl.when(c("keep")).then(value(conv, k)).alias("value"),
+        )
+
+    return per_query
+
+
+def _stats_for(name: str, convs: Sequence[Convention], value: ValueExpr,
+               micro: bool = False) -> Callable[[Params, Context], Sequence[Stat]]:
+    def stats(params: Params, ctx: Context) -> Sequence[Stat]:
+        conv = effective(params, ctx, convs)
+        k = params.get("k")
+        extra = None
+        if micro:
+            kept = c("value").is_not_null()
+            extra = {"sum_hits": lambda: (c("w") * c("hits")).filter(kept).sum(),
+                     "sum_rel": lambda: (c("w") * c("R")).filter(kept).sum()}
+        return [query_stat(name, k, conv, _per_query(name, conv, k, value), extra)]
+
+    return stats
+
+
+def _value_for(micro: bool = False) -> Callable[[StatValues, Params], MetricValue]:
+    def value(stats: StatValues, params: Params) -> MetricValue:
+        return value_of(stats, params.get("k"), ("sum_hits", "sum_rel") if micro else None)
+
+    return value
+
+
+def _metric(name: str, summary: str, formula: str, value: ValueExpr,
+            convs: Sequence[Convention], *, aliases: tuple[str, ...] = (),
+            extra_conv: str = "", micro: bool = False, k: Param = K,
+            rng: tuple[float | None, float | None] = (0.0, 1.0)) -> Metric:
+    params = (k, *(cv.param for cv in convs), THRESHOLD, COMPAT)
+    return Metric(
+        name=name, family=FAMILY, summary=summary, formula=formula, direction="higher",
+        needs=(), stats=_stats_for(name, convs, value, micro),
+        value=_value_for(micro), params=params,
+        conventions=(extra_conv + " " if extra_conv else "") + conventions_text(convs)
+        + " Relevant: relevance >= relevance_threshold (unjudged items are not relevant). "
+        "Mean over queries, weighted by the query weight when a weight column is given.",
+        peer=PEER, aliases=aliases, cutoff="k", range=rng,
+    )
+
+
+TIE_NOTE = ("Ties: with ties=average the value is the expectation over a random order of "
+            "tied items (exact, not sampled).")
+
+METRICS: list[Metric] = [
+    _metric("precision", "share of the top k recommended items that are relevant",
+            "P@k = hits@k / k (denominator=list: / min(k, |list|); no k: / |list|)",
+            _precision, (*POLICIES, PRECISION_DEN), aliases=("p", "precision_at_k"),
+            extra_conv=TIE_NOTE),
+    _metric("recall", "share of the relevant items found in the top k",
+            "R@k = hits@k / R", _recall, POLICIES, aliases=("r", "recall_at_k"),
+            extra_conv=TIE_NOTE),
+    _metric("f1", "harmonic mean of precision@k and recall@k, per query",
+            "F1@k = 2·P@k·R@k / (P@k + R@k) = 2·hits@k / (k + R)", _f1,
+            (*POLICIES, PRECISION_DEN), aliases=("f1_at_k", "f_measure"), extra_conv=TIE_NOTE),
+    _metric("hit_rate", "share of queries with at least one relevant item in the top k",
+            "HR@k = mean over queries of [hits@k > 0]", _hit_rate, POLICIES,
+            aliases=("success", "hit_rate_at_k"),
+            extra_conv="The per-query convention (ranx hit_rate, 'success@k'); the other "
+            "convention, total hits over total relevant items, is micro_recall. " + TIE_NOTE),
+    _metric("micro_recall", "total relevant items found in the top k over total relevant items",
+            "HR@k (micro) = Σ_q w_q·hits@k / Σ_q w_q·R", _recall, POLICIES,
+            aliases=("hit_ratio_micro", "hits_over_relevant"), micro=True,
+            extra_conv="What some recommender texts call HR@K (hit ratio): hits over relevant "
+            "items, pooled over queries; the per-query share is hit_rate. " + TIE_NOTE),
+    _metric("mrr", "mean reciprocal rank of the first relevant item (0 if none in the top k)",
+            "RR@k = 1 / min{i <= k : b_i = 1}", _mrr, POLICIES,
+            aliases=("reciprocal_rank", "recip_rank", "mrr_at_k"), extra_conv=TIE_NOTE),
+    _metric("map", "mean average precision (at k)",
+            "AP@k = Σ_{i<=k} b_i·P@i / R (denominator=min_k_relevant: / min(k, R))",
+            _map, (*POLICIES, MAP_DEN), aliases=("mean_average_precision", "map_at_k"),
+            extra_conv=TIE_NOTE),
+    _metric("ndcg", "normalized discounted cumulative gain (at k)",
+            "NDCG@k = DCG@k / IDCG@k; DCG@k = Σ_{i<=k} gain(rel_i) / log2(i+1); IDCG@k: the "
+            "gains of all judged items of the query sorted best first; gain: rel, 2^rel − 1 "
+            "or b",
+            _ndcg, (*POLICIES, GAIN), aliases=("ndcg_at_k", "ndcg_cut"),
+            extra_conv="The ideal list holds every judged item of the query, recommended or "
+            "not (trec_eval, scikit-learn, ranx). " + TIE_NOTE),
+    _metric("dcg", "discounted cumulative gain (at k), not normalized",
+            "DCG@k = Σ_{i<=k} gain(rel_i) / log2(i+1)",
+            _dcg, (*POLICIES, GAIN), aliases=("dcg_at_k",), rng=(0.0, None),
+            extra_conv=TIE_NOTE),
+]
+
+
+# --------------------------------------------------------------------------- R-precision
+
+R_CONVS = POLICIES
+
+
+def _rprec_stats(params: Params, ctx: Context) -> Sequence[Stat]:
+    conv = effective(params, ctx, R_CONVS)
+
+    def per_query(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+        thr = conv["relevance_threshold"]
+        rk = ranked(lf, conv["ties"], thr, "linear")
+        rel = truth_per_query(lf, thr, "linear", None).select(Q, "R")
+        s, n = c("s"), c("n").cast(F64)
+        m = (c("R") - s).clip(0, c("n")).cast(F64)
+        at_r = rk.join(rel, on=Q, how="inner").filter(s < c("R")).group_by(Q).agg(
+            (c("b").cast(F64) * m / n).sum().alias("hits_r"),
+            ((c("s_tie") < c("R")) & (c("s_tie") + c("n_tie") > c("R"))).any()
+            .alias("straddle_r"),
+        )
+        pq = joined_per_query(lf, conv, None).join(at_r, on=Q, how="left")
+        return pq.select(
+            Q, *keys, "w", "status", c("straddle_r").fill_null(False).alias("straddle"),
+            pl.when(c("keep")).then(_safe(c("hits_r").fill_null(0.0), c("R").cast(F64)))
+            .alias("value"),
+        )
+
+    return [query_stat("r_precision", None, conv, per_query)]
+
+
+def _rprec_value(stats: StatValues, params: Params) -> MetricValue:
+    mv = value_of(stats, None)
+    df = next(iter(stats.values()))
+    if df.height and df["n_straddle"][0]:
+        mv.details["ties_straddling_r"] = int(df["n_straddle"][0])
+    return mv
+
+
+METRICS.append(Metric(
+    name="r_precision", family=FAMILY,
+    summary="precision at R, the number of relevant items of the query",
+    formula="R-prec = hits@R / R", direction="higher", needs=(),
+    stats=_rprec_stats, value=_rprec_value, params=(*(cv.param for cv in R_CONVS), THRESHOLD,
+                                                    COMPAT),
+    conventions=TIE_NOTE + " " + conventions_text(R_CONVS),
+    peer="trec_eval Rprec; ranx r_precision; recommenders r_precision_at_k (without its cap k)",
+    aliases=("rprec", "r_prec"), range=(0.0, 1.0),
+))
+
+
+# --------------------------------------------------------------------------- per-user AUC
+
+UNSCORED = Param(
+    "unscored_relevant", str, "bottom",
+    "relevant items the predictions do not score: bottom (ranked below every scored item) or "
+    "ignore (left out of the pairs)", choices=("bottom", "ignore"),
+)
+AUC_CONVS = (TIES,)
+
+
+def _auc_stats(params: Params, ctx: Context) -> Sequence[Stat]:
+    conv = effective(params, ctx, AUC_CONVS)
+    unscored = params.get("unscored_relevant", "bottom")
+
+    def per_query(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+        pq = joined_per_query(lf, conv, None)
+        pos = c("R") if unscored == "bottom" else c("auc_pos").fill_null(0)
+        pairs = pos.cast(F64) * c("auc_neg").fill_null(0).cast(F64)
+        defined = (pairs > 0) & (c("status") == "ok")
+        undefined = (pairs <= 0) & (c("status") == "ok")
+        return pq.select(
+            Q, *keys, "w", "straddle",
+            pl.when(undefined).then(pl.lit("undefined")).otherwise(c("status")).alias("status"),
+            pl.when(defined).then(c("auc_num") / pairs).alias("value"),
+        )
+
+    return [query_stat("auc", None, conv, per_query, key_extra=f"{{unscored={unscored}}}")]
+
+
+def _auc_value(stats: StatValues, params: Params) -> MetricValue:
+    mv = value_of(stats, None)
+    mv.details["conventions"]["unscored_relevant"] = params.get("unscored_relevant", "bottom")
+    return mv
+
+
+METRICS.append(Metric(
+    name="auc", family=FAMILY,
+    summary="per-query AUC: share of (relevant, non-relevant) pairs ranked in the right order, "
+    "averaged over queries",
+    formula="AUC_q = #{(i relevant, j not): i above j} / (#relevant · #non-relevant), a tie "
+    "counts 1/2; mean over queries",
+    direction="higher", needs=(), stats=_auc_stats, value=_auc_value,
+    params=(*(cv.param for cv in AUC_CONVS), UNSCORED, THRESHOLD, COMPAT),
+    conventions="Pairs are formed within each query's recommended items: relevant items against "
+    "the other recommended items (judged not relevant or unjudged). Relevant items the "
+    "predictions do not score rank below every scored item (unscored_relevant=bottom) or are "
+    "left out (ignore). Tied scores count 1/2 under ties=average. A query without such a pair "
+    "(no relevant item, no non-relevant recommended item, no predictions, no truth) has no "
+    "AUC: it is left out, with a count; the missing/no_relevant/unjudged policies of the other "
+    "metrics do not apply. "
+    + conventions_text(AUC_CONVS),
+    peer="per-user AUC of BPR (Rendle et al. 2009) and recommenders' group AUC",
+    aliases=("user_auc", "gauc"), range=(0.0, 1.0),
+))

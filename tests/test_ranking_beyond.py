@@ -1,0 +1,171 @@
+"""Beyond-accuracy metrics (catalog coverage, novelty, intra-list similarity, diversity) against
+brute-force computations."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from tests.test_ranking_ref import Case, frames, strict_order, tie_orders
+
+CASE: Case = {
+    "q1": ([("a", 0.9), ("b", 0.8), ("c", 0.8), ("d", 0.1)], {"a": 1.0, "e": 2.0}),
+    "q2": ([("b", 0.7), ("e", 0.6), ("f", 0.2)], {"b": 1.0, "f": 1.0}),
+    "q3": ([("g", 0.5), ("a", 0.4)], {"c": 1.0}),
+}
+
+
+def _run(tmp: Path, case: Case, metrics: list, options: dict | None = None) -> dict:
+    from tests.test_ranking_ref import evaluate
+
+    p, t = frames(case)
+    return evaluate(tmp, p, t, metrics, options=options or {})
+
+
+def _top(case: Case, k: int, ties: str) -> dict[str, list[str]]:
+    return {q: strict_order(recs, ties)[:k] for q, (recs, _) in case.items()}
+
+
+# --------------------------------------------------------------------------- coverage
+
+def test_catalog_coverage_strict_and_expected(tmp_path):
+    got = _run(tmp_path, CASE, [{"metric": "catalog_coverage@2", "ties": "id"},
+                                {"metric": "catalog_coverage@2", "ties": "input"},
+                                "catalog_coverage@2"])
+    catalog = {i for recs, judged in CASE.values() for i in [*(r for r, _ in recs), *judged]}
+    for ties in ("id", "input"):
+        covered = set(itertools.chain(*_top(CASE, 2, ties).values()))
+        assert got[f"catalog_coverage@2[ties={ties}]"].value == pytest.approx(
+            len(covered) / len(catalog))
+    # average: the mean coverage over every combination of tie orders
+    per_query = [[o[:2] for o in tie_orders(recs)] for recs, _ in CASE.values()]
+    sizes = [len(set(itertools.chain(*combo))) for combo in itertools.product(*per_query)]
+    assert got["catalog_coverage@2"].value == pytest.approx(
+        sum(sizes) / len(sizes) / len(catalog))
+
+
+def test_catalog_coverage_with_an_items_file(tmp_path):
+    items = tmp_path / "items.parquet"
+    pl.DataFrame({"item": list("abcdefghij")}).write_parquet(items)
+    got = _run(tmp_path, CASE, [{"metric": "catalog_coverage@1", "ties": "id"}],
+               {"items_file": str(items)})
+    res = got["catalog_coverage@1[ties=id]"]
+    assert res.value == pytest.approx(3 / 10)   # a, b, g
+    assert res.details["catalog_items"] == 10
+
+    small = tmp_path / "small.parquet"
+    pl.DataFrame({"item": ["a", "z"]}).write_parquet(small)
+    got = _run(tmp_path / "s", CASE, [{"metric": "catalog_coverage@1", "ties": "id"}],
+               {"items_file": str(small)})
+    res = got["catalog_coverage@1[ties=id]"]
+    assert res.value == pytest.approx(1 / 2)
+    assert res.details["recommended_outside_catalog"] == 2
+    assert any("not in the catalog" in n for n in res.notes)
+
+
+# --------------------------------------------------------------------------- novelty
+
+def test_novelty_from_truth_interactions(tmp_path):
+    got = _run(tmp_path, CASE, [{"metric": "novelty@2", "ties": "id"}])
+    # p(i): share of queries (with a relevant item) for which i is relevant
+    rel_queries = [{i for i, r in j.items() if r >= 1} for _, j in CASE.values()]
+    n = sum(1 for s in rel_queries if s)
+    p = {i: sum(i in s for s in rel_queries) / n for s in rel_queries for i in s}
+    per_q = []
+    unknown = 0
+    for top in _top(CASE, 2, "id").values():
+        known = [i for i in top if i in p]
+        unknown += len(top) - len(known)
+        if known:
+            per_q.append(sum(-math.log2(p[i]) for i in known) / len(known))
+    res = got["novelty@2[ties=id]"]
+    assert res.value == pytest.approx(sum(per_q) / len(per_q))
+    assert res.details["items_without_popularity"] == unknown == 1   # g: nobody's relevant item
+    assert any("no popularity" in n for n in res.notes)
+
+
+def test_novelty_from_a_popularity_file(tmp_path):
+    pop = tmp_path / "pop.parquet"
+    counts = {"a": 4, "b": 2, "c": 1, "d": 1, "e": 8, "f": 1, "g": 3}
+    pl.DataFrame({"item": list(counts), "count": list(counts.values())}).write_parquet(pop)
+    got = _run(tmp_path, CASE, [{"metric": "novelty@3", "ties": "id"}],
+               {"popularity_file": str(pop)})
+    total = sum(counts.values())
+    per_q = [sum(-math.log2(counts[i] / total) for i in top) / len(top)
+             for top in _top(CASE, 3, "id").values()]
+    assert got["novelty@3[ties=id]"].value == pytest.approx(sum(per_q) / len(per_q))
+
+
+# --------------------------------------------------------------------------- intra-list similarity
+
+def _features(tmp: Path, wide: bool = False) -> tuple[Path, dict[str, np.ndarray]]:
+    rng = np.random.default_rng(3)
+    vecs = {i: rng.normal(size=4) for i in "abcdefg"}
+    path = tmp / "features.parquet"
+    if wide:
+        pl.DataFrame({"item": list(vecs), **{f"f{d}": [float(v[d]) for v in vecs.values()]
+                                             for d in range(4)}}).write_parquet(path)
+    else:
+        pl.DataFrame({"item": list(vecs),
+                      "features": [list(map(float, v)) for v in vecs.values()]}
+                     ).write_parquet(path)
+    return path, vecs
+
+
+def _cos(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_ils_and_diversity_from_features(tmp_path, wide):
+    path, vecs = _features(tmp_path, wide)
+    got = _run(tmp_path, CASE, ["intra_list_similarity@3", "diversity@3"],
+               {"item_features_file": str(path)})
+    per_q = []
+    for top in _top(CASE, 3, "id").values():
+        pairs = list(itertools.combinations(top, 2))
+        per_q.append(sum(_cos(vecs[a], vecs[b]) for a, b in pairs) / len(pairs))
+    ils = sum(per_q) / len(per_q)
+    assert got["intra_list_similarity@3"].value == pytest.approx(ils)
+    assert got["diversity@3"].value == pytest.approx(1 - ils)
+
+
+def test_ils_from_a_similarity_table(tmp_path):
+    sim = tmp_path / "sim.parquet"
+    table = {("a", "b"): 0.5, ("c", "b"): 0.25, ("b", "e"): 0.8, ("e", "f"): 0.1,
+             ("a", "c"): 1.0}
+    pl.DataFrame({"item_a": [a for a, _ in table], "item_b": [b for _, b in table],
+                  "similarity": list(table.values())}).write_parquet(sim)
+    got = _run(tmp_path, CASE, ["intra_list_similarity@3"], {"similarity_file": str(sim)})
+
+    def s(a: str, b: str) -> float:
+        return table.get((a, b), table.get((b, a), 0.0))
+
+    per_q = []
+    missing = 0
+    for top in _top(CASE, 3, "id").values():
+        pairs = list(itertools.combinations(top, 2))
+        missing += sum((a, b) not in table and (b, a) not in table for a, b in pairs)
+        per_q.append(sum(s(a, b) for a, b in pairs) / len(pairs))
+    res = got["intra_list_similarity@3"]
+    assert res.value == pytest.approx(sum(per_q) / len(per_q))
+    assert res.details["pairs_without_similarity"] == missing
+
+
+def test_ils_needs_a_side_file(tmp_path):
+    from evalcli.errors import MetricError
+
+    with pytest.raises(MetricError, match="item features or a similarity table"):
+        _run(tmp_path, CASE, ["intra_list_similarity@3"])
+
+
+def test_beyond_accuracy_needs_k(tmp_path):
+    from evalcli.errors import MetricError
+
+    with pytest.raises(MetricError, match="'k'"):
+        _run(tmp_path, CASE, ["novelty"])

@@ -1,0 +1,128 @@
+"""Property tests of the ranking metrics: every metric equals the plain reference (the
+tie-averaged value equals the mean over every order of the tied items), a perfect ranking has
+NDCG 1, and the values do not depend on the file order or on the names of queries and items."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from tests.test_ranking_ref import Case, micro_recall, reference, run_case
+
+ITEMS = [f"d{i}" for i in range(7)]
+SCORES = [0.0, 0.5, 1.0, 2.0]
+METRICS = ["precision", "recall", "f1", "hit_rate", "mrr", "map", "ndcg", "dcg"]
+SETTINGS = settings(max_examples=25, deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                           HealthCheck.too_slow])
+
+
+@st.composite
+def cases(draw: Any, max_queries: int = 4, max_items: int = 6) -> Case:
+    case: Case = {}
+    for q in range(draw(st.integers(1, max_queries))):
+        rec_items = draw(st.lists(st.sampled_from(ITEMS), unique=True, max_size=max_items))
+        recs = [(i, draw(st.sampled_from(SCORES))) for i in rec_items]
+        judged_items = draw(st.lists(st.sampled_from(ITEMS), unique=True, max_size=5))
+        judged = {i: float(draw(st.integers(0, 3))) for i in judged_items}
+        case[f"q{q}"] = (recs, judged)
+    # an empty file is an input error: at least one recommendation and one judgment
+    assume(any(r for r, _ in case.values()) and any(j for _, j in case.values()))
+    return case
+
+
+def _values(got: dict[str, Any]) -> dict[str, float | None]:
+    return {k: v.value for k, v in got.items() if k != "__result__"}
+
+
+@pytest.mark.parametrize("ties", ["average", "id", "input"])
+@SETTINGS
+@given(case=cases(), k=st.one_of(st.none(), st.integers(1, 7)))
+def test_every_metric_equals_the_reference(tmp_path, ties, case, k):
+    at = f"@{k}" if k else ""
+    metrics = [{"metric": f"{m}{at}", "ties": ties} for m in METRICS]
+    metrics += [{"metric": "r_precision", "ties": ties}, {"metric": "auc", "ties": ties}]
+    if k:
+        metrics.append({"metric": f"micro_recall{at}", "ties": ties})
+    got = run_case(tmp_path, case, metrics)
+    for m in [*METRICS, "r_precision", "auc"]:
+        mid = f"{m}{at if m not in ('r_precision', 'auc') else ''}[ties={ties}]"
+        want = reference(case, m, k if m not in ("r_precision", "auc") else None, ties=ties)
+        assert got[mid].value == pytest.approx(want, abs=1e-9), (mid, case)
+    if k:
+        judged_any = any(sum(v >= 1 for v in j.values()) for _, j in case.values())
+        mid = f"micro_recall{at}[ties={ties}]"
+        if judged_any:
+            assert got[mid].value == pytest.approx(micro_recall(case, k, ties), abs=1e-9)
+        else:
+            assert got[mid].value is None
+
+
+@SETTINGS
+@given(case=cases(), k=st.integers(1, 6))
+def test_a_perfect_ranking_has_ndcg_one(tmp_path, case, k):
+    # recommend every judged item, scored by its relevance (equal gains may tie)
+    perfect: Case = {q: ([(i, r) for i, r in judged.items()], judged)
+                     for q, (_, judged) in case.items()}
+    got = run_case(tmp_path, perfect, [f"ndcg@{k}", "ndcg", {"metric": f"ndcg@{k}",
+                                                             "ties": "id"}])
+    for res in _values(got).values():
+        relevant = any(v >= 1 for _, j in perfect.values() for v in j.values())
+        assert res == (pytest.approx(1.0) if relevant else None)
+
+
+def _shuffled(case: Case, seed: int) -> Case:
+    rng = random.Random(seed)
+    items = list(case.items())
+    rng.shuffle(items)
+    out: Case = {}
+    for q, (recs, judged) in items:
+        recs = list(recs)
+        rng.shuffle(recs)
+        out[q] = (recs, judged)
+    return out
+
+
+def _renamed(case: Case, seed: int) -> Case:
+    rng = random.Random(seed)
+    names = [f"x{i}" for i in range(len(ITEMS))]
+    rng.shuffle(names)
+    item = dict(zip(ITEMS, names, strict=True))
+    out: Case = {}
+    for n, (recs, judged) in enumerate(case.values()):
+        out[f"user{len(case) - n}"] = ([(item[i], s) for i, s in recs],
+                                       {item[i]: r for i, r in judged.items()})
+    return out
+
+
+ALL_AT_3 = [f"{m}@3" for m in METRICS] + ["r_precision", "auc", "map", "mrr"]
+
+
+@SETTINGS
+@given(case=cases(), seed=st.integers(0, 10_000))
+def test_file_order_does_not_matter_for_tie_independent_policies(tmp_path, case, seed):
+    metrics = [*ALL_AT_3, {"metric": "ndcg@3", "ties": "id"}]
+    a = _values(run_case(tmp_path / "a", case, metrics))
+    b = _values(run_case(tmp_path / "b", _shuffled(case, seed), metrics))
+    assert a == pytest.approx(b)
+
+
+@SETTINGS
+@given(case=cases(), seed=st.integers(0, 10_000))
+def test_renaming_queries_and_items_does_not_matter(tmp_path, case, seed):
+    a = _values(run_case(tmp_path / "a", case, ALL_AT_3))
+    b = _values(run_case(tmp_path / "b", _renamed(case, seed), ALL_AT_3))
+    assert a == pytest.approx(b)
+
+
+@SETTINGS
+@given(case=cases())
+def test_values_stay_in_their_range(tmp_path, case):
+    got = _values(run_case(tmp_path, case, ALL_AT_3))
+    for mid, v in got.items():
+        if v is not None and not mid.startswith("dcg"):
+            assert -1e-12 <= v <= 1 + 1e-12, mid
