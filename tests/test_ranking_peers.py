@@ -12,7 +12,8 @@ K = 5
 RANX = {f"ndcg@{K}": f"ndcg@{K}", f"map@{K}": f"map@{K}", f"mrr@{K}": f"mrr@{K}",
         f"precision@{K}": f"precision@{K}", f"recall@{K}": f"recall@{K}",
         f"hit_rate@{K}": f"hit_rate@{K}", f"f1@{K}": f"f1@{K}", "r-precision": "r_precision",
-        "ndcg": "ndcg", "map": "map", "mrr": "mrr", f"ndcg_burges@{K}": f"ndcg@{K}[gain=exponential]"}
+        "ndcg": "ndcg", "map": "map", "mrr": "mrr",
+        f"ndcg_burges@{K}": f"ndcg@{K}[gain=exponential]"}
 
 
 def _random_run(seed: int) -> tuple[dict, dict, pl.DataFrame, pl.DataFrame]:
