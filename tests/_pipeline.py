@@ -6,6 +6,8 @@ user runs: the reader, the alignment, the task's checks and normalisation, the o
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -18,6 +20,7 @@ from evalcli.evaluate import run_config
 from evalcli.result import RunResult
 
 _TMP = Path(tempfile.mkdtemp(prefix="evalcli-tests-"))
+atexit.register(shutil.rmtree, _TMP, ignore_errors=True)
 _N = [0]
 
 

@@ -20,7 +20,9 @@ real pipeline (files, config, alignment, one-pass engine):
 
 from __future__ import annotations
 
+import atexit
 import math
+import shutil
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,6 +42,7 @@ from evalcli.metrics.registry import get_registry
 from evalcli.metrics.stats import combine_columns
 
 TMP = Path(tempfile.mkdtemp(prefix="evalcli-common-"))
+atexit.register(shutil.rmtree, TMP, ignore_errors=True)
 
 
 # --------------------------------------------------------------------------- classification
