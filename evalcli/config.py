@@ -202,6 +202,25 @@ class Curves(Strict):
     format: Literal["csv", "parquet"] = Field("csv", description="csv or parquet")
 
 
+class SparkSettings(Strict):
+    """How ``engine: spark`` reaches Spark (see docs/spark.md)."""
+
+    master: str = Field(
+        "local[*]", description="Spark master: local[*], local[4], spark://host:7077, yarn, "
+        "k8s://https://host:443 (ignored when a session is attached)"
+    )
+    app_name: str = Field("evalcli", description="application name shown in the Spark UI")
+    conf: dict[str, str | int | float | bool] = Field(
+        default_factory=dict, description="extra Spark settings for a session evalcli starts "
+        "(e.g. spark.executor.memory: 4g, spark.sql.shuffle.partitions: 400)"
+    )
+    attach: Literal["auto", "required"] = Field(
+        "auto", description="auto: use the active SparkSession when evalcli runs inside a "
+        "Spark application, else start one from master and conf; required: fail unless a "
+        "session is active"
+    )
+
+
 class Config(Strict):
     """An evalcli run."""
 
@@ -219,7 +238,11 @@ class Config(Strict):
     group_by: list[str] = Field(default_factory=list, description="segment columns")
     alignment: Alignment = Field(default_factory=Alignment)
     engine: Literal["auto", "polars", "streaming", "spark"] = Field(
-        "auto", description="auto (in memory, streaming for large inputs), polars, streaming"
+        "auto", description="auto (in memory, streaming for large inputs), polars, streaming, "
+        "spark (needs pip install 'evalcli[spark]' and Java 17+)"
+    )
+    spark: SparkSettings = Field(
+        default_factory=SparkSettings, description="Spark settings for engine: spark"
     )
     plugins: list[str] = Field(
         default_factory=list, description="local Python files with metrics (runs their code)"
@@ -283,7 +306,7 @@ def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
             return None
         ann = fields[part].annotation
         for cand in (InputSpec, Columns, Alignment, MetricEntry, SegmentGate, Baseline,
-                     ChangeGate, Curves):
+                     ChangeGate, Curves, SparkSettings):
             if ann is cand or cand in getattr(ann, "__args__", ()):
                 model = cand
                 break

@@ -66,19 +66,28 @@ class Prepared:
     plan: Plan
     aligned: Aligned
     registry: Registry
+    engine_inputs: Any = None
+    """Engine-side inputs (engine spark: the session and its DataFrames)."""
 
 
 def prepare(cfg: Config, frames: Mapping[str, pl.LazyFrame] | None = None) -> Prepared:
     """Plan the metrics and align the inputs (reads schemas only). Used by run and validate."""
     reg = registry_for(cfg)
     plan = make_plan(reg, cfg.task, cfg.metrics, cfg.options)
+    inputs = inputs_of(cfg, frames)
+    engine_inputs = None
     if cfg.engine == "spark":
-        raise ConfigError("engine: spark is not available in this version",
-                          hint="use engine: auto (the default)")
-    aligned = align(plan.task, inputs_of(cfg, frames))
+        from evalcli.engine import spark_engine
+
+        spark_engine.check_supported(plan)  # before any data is read
+        engine_inputs = spark_engine.open_inputs(cfg.spark, inputs)
+        inputs = engine_inputs.inputs
+    aligned = align(plan.task, inputs)
     default_metrics(reg, plan, aligned.roles)
+    if cfg.engine == "spark" and plan.defaulted:
+        plan.metrics = [pm for pm in plan.metrics if "spark" in pm.metric.engines]
     check_roles(plan, aligned.roles, aligned.columns)
-    return Prepared(cfg, plan, aligned, reg)
+    return Prepared(cfg, plan, aligned, reg, engine_inputs)
 
 
 def segment_gates(cfg: Config, plan: Plan) -> dict[str, dict[str, Gate]]:
@@ -134,8 +143,14 @@ def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
     if ranking_extra:
         extra = {**(extra or {}), **ranking_extra}
     say(f"computing {len(prep.plan.metrics)} metric(s) in one pass")
-    metrics, segments, alignment, engine = run_polars(prep.plan, prep.aligned, cfg.engine,
-                                                      extra)
+    if cfg.engine == "spark":
+        from evalcli.engine.spark_engine import run_spark
+
+        metrics, segments, alignment, engine = run_spark(prep.plan, prep.aligned,
+                                                         prep.engine_inputs, extra)
+    else:
+        metrics, segments, alignment, engine = run_polars(prep.plan, prep.aligned, cfg.engine,
+                                                          extra)
     a = prep.aligned
     truth_cols = {r: c for r, c in a.columns.items() if a.role_file.get(r) == a.inputs.truth.path} \
         if a.inputs.truth else {}
@@ -248,9 +263,11 @@ def run_path(path: Path, *, predictions: str | None = None, truth: str | None = 
 
 def override(cfg: Config, *, predictions: str | None = None, truth: str | None = None,
              metrics: Sequence[str] = (), baseline: str | None = None,
-             per_query: str | None = None) -> Config:
+             engine: str | None = None, per_query: str | None = None) -> Config:
     """Command-line overrides of a config's inputs (paths as given, relative to the cwd)."""
     update: dict[str, object] = {}
+    if engine is not None:
+        update["engine"] = engine
     if baseline is not None:
         report = str(Path(baseline).resolve())
         update["baseline"] = cfg.baseline.model_copy(update={"report": report}) \

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from evalcli.cli.common import emit, exit_code, progress, stderr, user_errors, wants_curves
-from evalcli.cli.run import CurvesFormat, OutputFormat
+from evalcli.cli.run import ENGINE_HELP, CurvesFormat, Engine, OutputFormat
 
 EPILOG = (
     "Examples:\n\n"
@@ -57,6 +57,7 @@ def compare(
         "folder.", file_okay=False)] = None,
     curves_format: Annotated[CurvesFormat, typer.Option(
         "--curves-format", help="csv or parquet.")] = CurvesFormat.csv,
+    engine: Annotated[Engine | None, typer.Option("--engine", "-e", help=ENGINE_HELP)] = None,
     per_query: Annotated[Path | None, typer.Option(
         "--per-query", help="Write each query's metric values (ranking) to this .parquet, .csv "
         "or .jsonl file.", dir_okay=False)] = None,
@@ -80,6 +81,8 @@ def compare(
         stderr().print("inferred: " + ", ".join(inferred), style="dim")
     from evalcli.evaluate import override, run_config
 
+    if engine is not None:
+        cfg = override(cfg, engine=engine.value)
     if per_query is not None:
         cfg = override(cfg, per_query=str(per_query))
     outputs = list(output or [])

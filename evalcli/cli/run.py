@@ -33,6 +33,17 @@ class OutputFormat(str, Enum):
     none = "none"
 
 
+class Engine(str, Enum):
+    auto = "auto"
+    polars = "polars"
+    streaming = "streaming"
+    spark = "spark"
+
+
+ENGINE_HELP = ("Run on this engine instead of the config's: auto, polars, streaming, or spark "
+               "(needs pip install 'evalcli[spark]' and Java 17+).")
+
+
 class CurvesFormat(str, Enum):
     csv = "csv"
     parquet = "parquet"
@@ -64,6 +75,7 @@ def run(
         "folder.", file_okay=False)] = None,
     curves_format: Annotated[CurvesFormat | None, typer.Option(
         "--curves-format", help="csv (default) or parquet.")] = None,
+    engine: Annotated[Engine | None, typer.Option("--engine", "-e", help=ENGINE_HELP)] = None,
     per_query: Annotated[Path | None, typer.Option(
         "--per-query", help="Write each query's metric values (ranking) to this .parquet, .csv "
         "or .jsonl file.", dir_okay=False)] = None,
@@ -79,7 +91,8 @@ def run(
     from evalcli.evaluate import override, run_config
 
     cfg = override(load_config(config), predictions=predictions, truth=truth,
-                   baseline=baseline, per_query=str(per_query) if per_query else None)
+                   baseline=baseline, engine=engine.value if engine else None,
+                   per_query=str(per_query) if per_query else None)
     outputs = [Path(cfg.resolve(p)) for p in cfg.report] + list(output or [])
     curves_to = curves_target(cfg, curves, curves_format)
     with progress(quiet, verbose) as say:

@@ -15,7 +15,14 @@ from typing import Any
 
 import polars as pl
 
-from evalcli.align import SEG, Aligned, duplicate_error, first_violation, unmatched_error
+from evalcli.align import (
+    SEG,
+    Aligned,
+    duplicate_error,
+    first_violation,
+    materialize,
+    unmatched_error,
+)
 from evalcli.engine.plan import Plan
 from evalcli.errors import InputDataError
 from evalcli.metrics.base import AggStat, Check, Context, FrameStat, Stat
@@ -260,25 +267,20 @@ def values(plan: Plan, stats: Mapping[str, Any], ctx: Context) -> list[MetricRes
     return out
 
 
-def run_context(plan: Plan, a: Aligned) -> Context:
-    """The context metrics see: the task, the roles, the options, and the scanned side inputs
-    (``__frames__``) when options name files."""
-    options = {**plan.options, "__frames__": a.side} if a.side else plan.options
-    return Context(plan.task.name, a.roles, options)
-
-
 def run_polars(plan: Plan, a: Aligned, engine: str, extra: dict[str, Any] | None = None
                ) -> tuple[list[MetricResult], list[SegmentResult], AlignmentInfo, str]:
     """Compute the plan. ``extra`` maps keys to more statistics to compute in the same pass
     (e.g. curve points for a report); their overall values replace them in ``extra``."""
     from evalcli.engine.plan import bind
 
-    ctx = run_context(plan, a)
+    ctx = Context(plan.task.name, a.roles, plan.options)
     stats = bind(plan, ctx)
     for key, st in (extra or {}).items():
         stats.setdefault(key, st)
     paths = [a.inputs.predictions.path] + ([a.inputs.truth.path] if a.inputs.truth else [])
     eng = choose_engine(engine, paths)
+    if eng == "polars":
+        a = materialize(a, plan.task.join)
     computed = compute(plan, a, stats, eng)
     if extra is not None:
         extra.update({key: computed.overall[key] for key in extra})

@@ -166,6 +166,10 @@ class AggStat:
         Mapping[str, Literal["sum", "max", "min"]]
         | Callable[[pl.DataFrame, list[str]], pl.DataFrame]
     )
+    partition_by: tuple[str, ...] = ()
+    """Roles whose rows must all be in one part for the partial statistics to combine (e.g.
+    ``("query",)`` when a statistic is a sum of per-query values). The Spark engine co-partitions
+    the rows by these roles; empty means any split of the rows combines."""
 
 
 @dataclass(frozen=True)
@@ -179,6 +183,8 @@ class FrameStat:
     key: str
     build: Callable[[pl.LazyFrame, list[str]], pl.LazyFrame]
     combine: Callable[[pl.DataFrame, list[str]], pl.DataFrame]
+    partition_by: tuple[str, ...] = ()
+    """As :attr:`AggStat.partition_by`: roles whose rows must be in one part."""
 
 
 Stat = AggStat | FrameStat
@@ -263,6 +269,26 @@ class Metric:
     def missing_roles(self, roles: frozenset[str]) -> list[str]:
         """Groups of roles this metric needs and the run does not have."""
         return [" or ".join(sorted(group)) for group in self.needs if not group & roles]
+
+    def check_engine(self, engine: str, id_: str | None = None) -> None:
+        """Raise :class:`MetricError` when this metric cannot run on ``engine``.
+
+        >>> m = Metric("m", "binary", "", "", "higher", (), lambda p, c: [],
+        ...            lambda s, p: MetricValue(None), engines=frozenset({"polars"}))
+        >>> m.check_engine("spark")
+        Traceback (most recent call last):
+        ...
+        evalcli.errors.MetricError: metric 'm' cannot run on engine spark (it runs on: polars)
+          fix: drop the metric, or use an engine it supports (engine: polars)
+        """
+        if engine in self.engines or engine == "auto":
+            return
+        raise MetricError(
+            f"metric '{id_ or self.name}' cannot run on engine {engine} "
+            f"(it runs on: {', '.join(sorted(self.engines))})",
+            hint=f"drop the metric, or use an engine it supports (engine: "
+            f"{sorted(self.engines)[0]})",
+        )
 
 
 def metric_id(metric: Metric, params: Params) -> str:

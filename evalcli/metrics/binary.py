@@ -199,10 +199,12 @@ SCORE_COUNTS = "binary.score_counts"
 
 
 def _score_counts_build(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    # grouped (memory ~ distinct scores, so it streams), then sorted by score, highest first,
+    # inside the engine's one pass: the curve metrics find the rows in order and skip their sort
     y, w = pl.col("label"), pl.col("weight")
     return lf.group_by([*keys, "score"]).agg(
         (w * y).sum().alias("pos"), (w * (1 - y)).sum().alias("neg")
-    )
+    ).sort([*keys, "score"], descending=True)
 
 
 def score_counts(params: Params, ctx: Context) -> FrameStat:
@@ -311,11 +313,22 @@ def _curve(stats: StatValues) -> pl.DataFrame:
     is the same as no row.
     """
     df: pl.DataFrame = stats[SCORE_COUNTS]
-    return df.filter((pl.col("pos") + pl.col("neg")) > 0).sort("score", descending=True).select(
+    if _LAST_CURVE and _LAST_CURVE[0] is df:
+        return _LAST_CURVE[1]
+    cur = df.filter((pl.col("pos") + pl.col("neg")) > 0)
+    if not cur.get_column("score").is_sorted(descending=True):  # the engine sorts it (O(n) check)
+        cur = cur.sort("score", descending=True)
+    cur = cur.select(
         "score",
         pl.col("pos").cum_sum().alias("tp"),
         pl.col("neg").cum_sum().alias("fp"),
     )
+    _LAST_CURVE[:] = [df, cur]
+    return cur
+
+
+_LAST_CURVE: list[pl.DataFrame] = []
+"""The last table of counts and its curve: the curve metrics of a run share one computation."""
 
 
 def _undefined_if_one_class(cur: pl.DataFrame, need_neg: bool = True) -> MetricValue | None:
@@ -369,10 +382,10 @@ def _peak_f1_value(stats: StatValues, params: Params) -> MetricValue:
     if (bad := _undefined_if_one_class(cur, need_neg=False)) is not None:
         return bad
     p = float(cur["tp"][-1])
-    f1 = cur.with_columns(
-        (2 * pl.col("tp") / (pl.col("tp") + pl.col("fp") + p)).alias("f1")
-    ).sort(["f1", "score"], descending=[True, True])
-    best = f1.row(0, named=True)
+    f1 = cur.select("score", (2 * pl.col("tp") / (pl.col("tp") + pl.col("fp") + p)).alias("f1"))
+    # the curve runs from the highest score down, so the first maximum is the highest threshold
+    # reaching it (no NaN: the denominator is at least p > 0)
+    best = f1.row(int(f1.get_column("f1").arg_max() or 0), named=True)
     return MetricValue(float(best["f1"]), details={"threshold": float(best["score"])})
 
 

@@ -1,0 +1,570 @@
+"""The evalcli benchmark: the floor, evalcli end to end and the peers, on the same files.
+
+    python benchmarks/run.py --quick        # 10^5 rows (10^3 queries): checks the setup quickly
+    python benchmarks/run.py                # the issue's sizes: 10^6 and 10^7 rows, 10^4 and
+                                            # 10^5 queries, plus start-up and alignment
+    python benchmarks/run.py --families binary --sizes 1e7 --repeats 7
+    python benchmarks/run.py --streaming    # adds the 10^8-row case beyond memory (disk!)
+
+Every measurement is a fresh process (``/usr/bin/time`` style: wall clock around the process,
+peak resident memory from ``wait4``), repeated ``--repeats`` times (at least 5), interleaved
+(floor, evalcli, peer, then the next round) so that a burst of load elsewhere hits them alike;
+the table shows medians. Before timing a case, one untimed run of evalcli and of the peer
+checks that their values agree (and warms the page cache for all three); a case whose values
+disagree is reported and not timed, and the command exits 1.
+
+- floor: Polars reads the two files and joins them on the keys, nothing else;
+- evalcli: ``evalcli run config.yaml --format json`` computing every metric of the family;
+- peer: scikit-learn (binary, multiclass, multilabel, regression), read and compute timed
+  apart inside the process; ranx (ranking), read, build and evaluate apart.
+
+Data is generated (seeded) under ``benchmarks/data/`` (git-ignored) on first use; results go
+to ``benchmarks/results/latest.json`` and the table is printed as Markdown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import generate  # noqa: E402
+
+RESULTS = HERE / "results"
+PY = sys.executable
+EVALCLI = str(Path(sys.executable).parent / "evalcli")
+if not Path(EVALCLI).exists():
+    EVALCLI = shutil.which("evalcli") or "evalcli"
+
+FULL_SIZES = {"binary": [10**6, 10**7], "multiclass": [10**6, 10**7],
+              "multilabel": [10**6], "regression": [10**6, 10**7],
+              "ranking": [10**4, 10**5]}
+QUICK_SIZES = {"binary": [10**5], "multiclass": [10**5], "multilabel": [10**5],
+               "regression": [10**5], "ranking": [10**3]}
+PEER = {"binary": "sklearn", "multiclass": "sklearn", "multilabel": "sklearn",
+        "regression": "sklearn", "ranking": "ranx"}
+PEER_NAME = {"sklearn": "scikit-learn", "ranx": "ranx"}
+REL_TOL, ABS_TOL = 1e-9, 1e-12
+
+# targets from the issue: (family, size) -> (max evalcli/floor, min peer/evalcli)
+TARGETS = {("binary", 10**7): (1.5, 10.0), ("multiclass", 10**7): (1.5, 10.0),
+           ("regression", 10**7): (1.5, 5.0), ("ranking", 10**5): (2.0, 20.0),
+           ("ranking", 10**4): (None, 20.0)}
+
+
+# --------------------------------------------------------------------------- processes
+
+@dataclass
+class Proc:
+    wall: float
+    rss_mb: float
+    stdout: str
+    phases: dict[str, float] = field(default_factory=dict)
+
+
+class ChildFailed(RuntimeError):
+    pass
+
+
+def run_proc(cmd: Sequence[str], cwd: Path | None = None) -> Proc:
+    """Run ``cmd`` to completion; wall seconds and peak RSS of that one process."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(list(cmd), stdout=out, stderr=err, cwd=cwd)
+        _, status, usage = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout = out.read().decode()
+        if p.returncode != 0:
+            tail = err.read().decode().strip().splitlines()[-8:]
+            raise ChildFailed(f"{' '.join(cmd)} exited {p.returncode}:\n  " + "\n  ".join(tail))
+    return Proc(wall, usage.ru_maxrss / 1024, stdout)
+
+
+def peer_proc(kind: str, family: str, pred: Path, truth: Path) -> Proc:
+    p = run_proc([PY, str(HERE / "peers.py"), kind, family, str(pred), str(truth)])
+    data = json.loads(p.stdout)
+    p.phases = data.get("phases", {})
+    p.stdout = json.dumps(data.get("values", {}))
+    return p
+
+
+def evalcli_proc(config: Path) -> Proc:
+    return run_proc([EVALCLI, "run", str(config), "--format", "json", "--no-gate"])
+
+
+def evalcli_values(p: Proc) -> dict[str, Any]:
+    report = json.loads(p.stdout)
+    return {m["id"]: m["value"] for m in report["metrics"]}
+
+
+def load() -> tuple[float, float, float]:
+    return os.getloadavg()
+
+
+# --------------------------------------------------------------------------- one case
+
+@dataclass
+class CaseResult:
+    family: str
+    size: int
+    fmt: str
+    peer: str
+    rows: int = 0
+    floor: list[Proc] = field(default_factory=list)
+    evalcli: list[Proc] = field(default_factory=list)
+    peers: list[Proc] = field(default_factory=list)
+    check: list[tuple[str, Any, Any, bool]] = field(default_factory=list)
+    ok: bool = True
+    error: str = ""
+    load_before: tuple[float, ...] = ()
+    load_after: tuple[float, ...] = ()
+
+    @staticmethod
+    def med(ps: list[Proc], attr: str = "wall") -> float:
+        return statistics.median(getattr(p, attr) for p in ps) if ps else math.nan
+
+    def phase(self, name: str) -> float:
+        vals = [p.phases[name] for p in self.peers if name in p.phases]
+        return statistics.median(vals) if vals else math.nan
+
+    def as_json(self) -> dict[str, Any]:
+        def runs(ps: list[Proc]) -> list[dict[str, Any]]:
+            return [{"wall": p.wall, "rss_mb": p.rss_mb, "phases": p.phases} for p in ps]
+
+        return {"family": self.family, "size": self.size, "format": self.fmt, "peer": self.peer,
+                "ok": self.ok, "error": self.error, "check": self.check,
+                "floor": runs(self.floor), "evalcli": runs(self.evalcli),
+                "peers": runs(self.peers), "load_before": self.load_before,
+                "load_after": self.load_after}
+
+
+def check_values(evalcli: dict[str, Any], peer: dict[str, float]
+                 ) -> list[tuple[str, Any, Any, bool]]:
+    rows = []
+    for key, want in peer.items():
+        got = evalcli.get(key)
+        ok = isinstance(got, (int, float)) and math.isclose(got, want, rel_tol=REL_TOL,
+                                                            abs_tol=ABS_TOL)
+        rows.append((key, got, want, ok))
+    return rows
+
+
+def run_case(family: str, size: int, fmt: str, repeats: int, peers: bool) -> CaseResult:
+    peer = PEER[family]
+    res = CaseResult(family, size, fmt, PEER_NAME[peer] if peers else "-")
+    folder = generate.generate(family, size, ("parquet", "csv"))
+    pred, truth = folder / f"predictions.{fmt}", folder / f"truth.{fmt}"
+    config = folder / f"config-{fmt}.yaml"
+    res.load_before = load()
+    say(f"\n== {family} {size:,} {fmt} (load {res.load_before[0]:.1f})")
+    try:
+        # the check (and the page-cache warm-up): one untimed run of each
+        e = evalcli_proc(config)
+        values = evalcli_values(e)
+        run_proc([PY, str(HERE / "peers.py"), "floor", family, str(pred), str(truth)])
+        if peers:
+            pp = peer_proc(peer, family, pred, truth)
+            res.check = check_values(values, json.loads(pp.stdout))
+            bad = [r for r in res.check if not r[3]]
+            say(f"   check vs {res.peer}: {len(res.check) - len(bad)}/{len(res.check)} "
+                "values equal" + ("" if not bad else " -- MISMATCH:"))
+            for key, got, want, _ in bad:
+                say(f"     {key}: evalcli {got!r} vs {res.peer} {want!r}")
+            if bad:
+                res.ok = False
+                res.error = "values differ from the peer's; not timed"
+                return res
+        kinds = ["floor", "evalcli"] + (["peer"] if peers else [])
+        for r in range(repeats):
+            order = kinds[r % len(kinds):] + kinds[:r % len(kinds)]
+            for kind in order:
+                if kind == "floor":
+                    res.floor.append(peer_proc("floor", family, pred, truth))
+                elif kind == "evalcli":
+                    res.evalcli.append(evalcli_proc(config))
+                else:
+                    res.peers.append(peer_proc(peer, family, pred, truth))
+            say(f"   round {r + 1}/{repeats}: floor {res.floor[-1].wall:.2f}s  "
+                f"evalcli {res.evalcli[-1].wall:.2f}s"
+                + (f"  {res.peer} {res.peers[-1].wall:.2f}s" if peers else ""))
+    except ChildFailed as exc:
+        res.ok = False
+        res.error = str(exc)
+        say(f"   FAILED: {exc}")
+    res.load_after = load()
+    return res
+
+
+# --------------------------------------------------------------------------- start-up
+
+def startup(repeats: int) -> dict[str, Any]:
+    folder = generate.generate("binary", 1000, ("parquet", "csv"))
+    out: dict[str, Any] = {}
+    cmds = {
+        "evalcli --version": [EVALCLI, "--version"],
+        "evalcli --help": [EVALCLI, "--help"],
+        "python -c pass": [PY, "-c", "pass"],
+        "python -c 'import polars'": [PY, "-c", "import polars"],
+        "evalcli run (1,000 rows, 14 metrics, Parquet)": [
+            EVALCLI, "run", str(folder / "config-parquet.yaml"), "--format", "json"],
+        "evalcli run (1,000 rows, 14 metrics, CSV)": [
+            EVALCLI, "run", str(folder / "config-csv.yaml"), "--format", "json"],
+    }
+    say("\n== start-up")
+    for name, cmd in cmds.items():
+        run_proc(cmd)  # warm
+        walls = [run_proc(cmd).wall for _ in range(repeats)]
+        out[name] = {"median": statistics.median(walls), "runs": walls}
+        say(f"   {name}: {statistics.median(walls):.3f}s")
+    return out
+
+
+# --------------------------------------------------------------------------- alignment
+
+ALIGN_KINDS = ("join", "join-1:1", "evalcli-align")
+
+
+def alignment(size: int, repeats: int) -> dict[str, Any]:
+    """Cost of aligning two files: hash joins (plain, validated) vs evalcli's sort-merge path,
+    on integer and string keys, the truth shuffled or already in the predictions' order."""
+    base = generate.generate("binary", size, ("parquet", "csv"))
+    variants = make_align_variants(base, size)
+    out: dict[str, Any] = {}
+    say(f"\n== alignment, binary {size:,} rows")
+    for name, folder in variants.items():
+        row: dict[str, Any] = {}
+        pred, truth = folder / "predictions.parquet", folder / "truth.parquet"
+        for kind in ALIGN_KINDS:
+            cmd = [PY, str(HERE / "peers.py"), kind, "binary", str(pred), str(truth)]
+            run_proc(cmd)
+            ps = []
+            for _ in range(repeats):
+                p = run_proc(cmd)
+                p.phases = json.loads(p.stdout)["phases"]
+                ps.append(p)
+            row[kind] = {"wall": statistics.median(p.wall for p in ps),
+                         "inside": statistics.median(sum(p.phases.values()) for p in ps),
+                         "rss_mb": statistics.median(p.rss_mb for p in ps)}
+        e = [evalcli_proc(folder / "config-parquet.yaml") for _ in range(repeats)]
+        row["evalcli"] = {"wall": statistics.median(p.wall for p in e),
+                          "rss_mb": statistics.median(p.rss_mb for p in e)}
+        out[name] = row
+        say(f"   {name}: " + ", ".join(f"{k} {v['wall']:.2f}s" for k, v in row.items()))
+    return out
+
+
+def make_align_variants(base: Path, size: int) -> dict[str, Path]:
+    import polars as pl
+
+    root = generate.DATA / f"align-{size}"
+    pred = pl.read_parquet(base / "predictions.parquet")
+    truth = pl.read_parquet(base / "truth.parquet")
+    as_str = pl.format("id-{}", pl.col("id").cast(pl.String).str.zfill(10)).alias("id")
+    variants = {
+        "int keys, truth shuffled": (pred, truth),
+        "int keys, same order": (pred, truth.sort("id")),
+        "string keys, truth shuffled": (pred.with_columns(as_str), truth.with_columns(as_str)),
+        "string keys, same order": (pred.with_columns(as_str),
+                                    truth.sort("id").with_columns(as_str)),
+    }
+    out = {}
+    for i, (name, (p, t)) in enumerate(variants.items()):
+        folder = root / f"v{i}"
+        if not (folder / "done").exists():
+            folder.mkdir(parents=True, exist_ok=True)
+            p.write_parquet(folder / "predictions.parquet")
+            t.write_parquet(folder / "truth.parquet")
+            (folder / "config-parquet.yaml").write_text(
+                generate.config_text("binary", "predictions.parquet", "truth.parquet"))
+            (folder / "done").write_text(name)
+        out[name] = folder
+    return out
+
+
+# --------------------------------------------------------------------------- beyond memory
+
+def streaming(size: int, chunks: int, keep: bool) -> dict[str, Any]:
+    """A binary case larger than the in-memory engine should hold, run with engine: streaming.
+
+    Scores are rounded to 6 decimals: the exact curve metrics keep one row per distinct score,
+    and with 10^8 distinct float scores that table alone is as large as the data."""
+    bytes_per_row = 8 + 8 + 8 + 8 + 8  # id twice, score, prediction, label (int64/float64)
+    need = size * 18  # Parquet on disk, about 18 bytes a row here
+    free = shutil.disk_usage(generate.DATA.parent).free
+    say(f"\n== beyond memory: binary {size:,} rows in {chunks} Parquet chunks a side")
+    if free < 3 * need:
+        say(f"   skipped: {free / 2**30:.1f} GiB free on disk, want {3 * need / 2**30:.1f}")
+        return {"skipped": "disk"}
+    t0 = time.perf_counter()
+    folder = generate.generate("binary", size, ("parquet",), chunks=chunks, quantize=6)
+    gen_s = time.perf_counter() - t0
+    disk = sum(f.stat().st_size for f in folder.rglob("*.parquet"))
+    out: dict[str, Any] = {"rows": size, "chunks": chunks, "disk_bytes": disk,
+                           "in_memory_bytes": size * bytes_per_row, "generate_s": gen_s}
+    for name, text in {
+        "two files (join), engine: streaming": "",
+    }.items():
+        cfg = folder / "config-streaming.yaml"
+        cfg.write_text((folder / "config-parquet.yaml").read_text() + "engine: streaming\n" + text)
+        res = {}
+        try:
+            p = evalcli_proc(cfg)
+            res = {"wall": p.wall, "rss_mb": p.rss_mb, "values": evalcli_values(p),
+                   "load": load()}
+            say(f"   {name}: {p.wall:.1f}s, peak {p.rss_mb:,.0f} MB "
+                f"(data in memory {size * bytes_per_row / 2**20:,.0f} MB)")
+        except ChildFailed as exc:
+            res = {"error": str(exc)}
+            say(f"   {name}: FAILED {exc}")
+        out[name] = res
+    if not keep:
+        shutil.rmtree(folder)
+        say(f"   deleted {folder}")
+    return out
+
+
+# --------------------------------------------------------------------------- the table
+
+def fmt_s(x: float) -> str:
+    return "-" if math.isnan(x) else (f"{x:.2f}" if x < 100 else f"{x:.0f}")
+
+
+def table(results: list[CaseResult]) -> str:
+    head = ("| case | floor s | evalcli s | peer s (phases) | evalcli/floor | evalcli/peer "
+            "| peer/evalcli | peak MB floor / evalcli / peer | load |")
+    lines = [head, "|" + "---|" * 9]
+    for r in results:
+        name = f"{r.family} {r.size:,} {r.fmt}"
+        if not r.ok:
+            lines.append(f"| {name} | {r.error.splitlines()[0][:80]} |" + " |" * 7)
+            continue
+        fl, ev = r.med(r.floor), r.med(r.evalcli)
+        pe = r.med(r.peers)
+        if r.peers:
+            names = [k for k in r.peers[0].phases]
+            phases = " + ".join(f"{k} {fmt_s(r.phase(k))}" for k in names)
+            peer = f"{r.peer} {fmt_s(pe)} ({phases})"
+        else:
+            peer = "-"
+        mem = " / ".join(f"{r.med(ps, 'rss_mb'):,.0f}" if ps else "-"
+                         for ps in (r.floor, r.evalcli, r.peers))
+        lines.append(
+            f"| {name} | {fmt_s(fl)} | {fmt_s(ev)} | {peer} | {ev / fl:.2f} | "
+            + (f"{ev / pe:.3f} | {pe / ev:.1f}x" if r.peers else "- | -")
+            + f" | {mem} | {r.load_before[0]:.1f}-{r.load_after[0]:.1f} |")
+    return "\n".join(lines)
+
+
+def targets(results: list[CaseResult], start: dict[str, Any] | None,
+            mem: dict[str, Any] | None) -> list[str]:
+    out = []
+    for r in results:
+        t = TARGETS.get((r.family, r.size))
+        if t is None or not r.ok or r.fmt != "parquet":
+            continue
+        ev, fl, pe = r.med(r.evalcli), r.med(r.floor), r.med(r.peers)
+        max_floor, min_peer = t
+        if max_floor is not None:
+            out.append(f"{'MET ' if ev / fl <= max_floor else 'MISS'} {r.family} {r.size:,}: "
+                       f"evalcli/floor {ev / fl:.2f} (target <= {max_floor})")
+        if r.peers:
+            out.append(f"{'MET ' if pe / ev >= min_peer else 'MISS'} {r.family} {r.size:,}: "
+                       f"{pe / ev:.1f}x faster than {r.peer} (target >= {min_peer}x)")
+    if start:
+        for name, limit in (("evalcli --help", 0.3), ("evalcli --version", 0.3),
+                            ("evalcli run (1,000 rows, 14 metrics, Parquet)", 0.6)):
+            v = start[name]["median"]
+            out.append(f"{'MET ' if v < limit else 'MISS'} {name}: {v:.3f}s (target < {limit}s)")
+    if mem:
+        ratio = mem["evalcli_rss_mb"] / mem["needed_mb"]
+        out.append(f"{'MET ' if ratio <= 2 else 'MISS'} peak memory, binary 10,000,000 "
+                   f"Parquet: {mem['evalcli_rss_mb']:,.0f} MB = {ratio:.2f}x the "
+                   f"{mem['needed_mb']:,.0f} MB of needed columns (target <= 2x)")
+    return out
+
+
+def needed_mb(folder: Path) -> float:
+    """In-memory size of the columns a binary run reads (both files, keys on both sides)."""
+    import polars as pl
+
+    size = sum(pl.read_parquet(folder / f"{side}.parquet").estimated_size()
+               for side in ("predictions", "truth"))
+    return size / 2**20
+
+
+def machine() -> dict[str, Any]:
+    cpu = platform.processor() or ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = 0.0
+    with contextlib.suppress(ValueError, OSError):
+        mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    import polars as pl
+
+    versions = {"python": platform.python_version(), "polars": pl.__version__}
+    from importlib.metadata import PackageNotFoundError, version
+
+    for dist in ("scikit-learn", "ranx", "evalcli"):
+        try:
+            versions[dist] = version(dist)
+        except PackageNotFoundError:
+            versions[dist] = "not installed"
+    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gib": round(mem, 1),
+            "system": platform.platform(), "versions": versions}
+
+
+def say(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- main
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n\n", 1)[1])
+    ap.add_argument("--quick", action="store_true", help="10^5 rows / 10^3 queries only")
+    ap.add_argument("--families", default=",".join(FULL_SIZES),
+                    help="comma-separated (default: all)")
+    ap.add_argument("--sizes", default=None,
+                    help="comma-separated sizes for every family chosen, e.g. 1e6,1e7 "
+                    "(queries for ranking); default: the issue's sizes")
+    ap.add_argument("--formats", default="parquet", help="parquet, csv, or parquet,csv")
+    ap.add_argument("--repeats", type=int, default=5, help="timed runs per tool (>= 5)")
+    ap.add_argument("--no-peers", action="store_true", help="floor and evalcli only")
+    ap.add_argument("--no-startup", action="store_true", help="skip the start-up timings")
+    ap.add_argument("--align", action="store_true",
+                    help="time the alignment variants (default: on in a full run)")
+    ap.add_argument("--no-align", action="store_true")
+    ap.add_argument("--streaming", action="store_true",
+                    help="add the 10^8-row binary case run with engine: streaming")
+    ap.add_argument("--streaming-rows", type=float, default=1e8)
+    ap.add_argument("--keep", action="store_true", help="keep the streaming case's data")
+    args = ap.parse_args(argv)
+    if args.repeats < 5:
+        say("note: fewer than 5 repeats; the issue asks for the median of at least 5")
+    families = [f.strip() for f in args.families.split(",") if f.strip()]
+    unknown = [f for f in families if f not in FULL_SIZES]
+    if unknown:
+        ap.error(f"unknown families: {', '.join(unknown)}")
+    formats = [f.strip() for f in args.formats.split(",") if f.strip()]
+
+    import importlib.util
+
+    registered = _families_in_evalcli()
+    results: list[CaseResult] = []
+    missing: list[str] = []
+    for family in families:
+        if family not in registered:
+            missing.append(family)
+            say(f"\n== {family}: evalcli has no '{family}' task yet (evalcli metrics lists "
+                f"{', '.join(sorted(registered))}); skipped")
+            continue
+        peers = not args.no_peers
+        if peers and PEER[family] == "ranx" and importlib.util.find_spec("ranx") is None:
+            say("ranx is not installed (pip install 'evalcli[bench]'): ranking without a peer")
+            peers = False
+        sizes = QUICK_SIZES[family] if args.quick else FULL_SIZES[family]
+        if args.sizes:
+            sizes = [int(float(s)) for s in args.sizes.split(",")]
+        for size in sizes:
+            for fmt in formats:
+                results.append(run_case(family, size, fmt, args.repeats, peers))
+
+    start = None if args.no_startup else startup(max(args.repeats, 10))
+    mem = None
+    for r in results:
+        if r.family == "binary" and r.size == 10**7 and r.fmt == "parquet" and r.ok:
+            mem = {"needed_mb": needed_mb(generate.case_dir("binary", 10**7)),
+                   "evalcli_rss_mb": r.med(r.evalcli, "rss_mb")}
+    align = None
+    if (args.align or not (args.quick or args.no_align or args.sizes)) and "binary" in families:
+        align = alignment(10**5 if args.quick else 10**7, args.repeats)
+    beyond = None
+    if args.streaming:
+        beyond = streaming(int(args.streaming_rows), max(1, int(args.streaming_rows) // 5_000_000),
+                           args.keep)
+
+    info = machine()
+    report = [
+        f"evalcli benchmark, {time.strftime('%Y-%m-%d %H:%M')} -- {info['cpu']}, "
+        f"{info['cores']} cores, {info['memory_gib']} GiB; "
+        + ", ".join(f"{k} {v}" for k, v in info["versions"].items()),
+        f"command: python benchmarks/run.py {' '.join(argv if argv is not None else sys.argv[1:])}",
+        f"load average (1/5/15 min) at the end: {' / '.join(f'{x:.2f}' for x in load())} "
+        f"on {info['cores']} cores" + ("  ** the machine was busy: times are inflated **"
+                                       if load()[1] > 0.5 * (info["cores"] or 1) else ""),
+        "",
+        f"Median wall seconds of {args.repeats} fresh processes each; peak memory is the "
+        "process's max RSS.",
+        "",
+        table(results),
+    ]
+    if start:
+        report += ["", "| start-up | median s |", "|---|---|"]
+        report += [f"| {k} | {v['median']:.3f} |" for k, v in start.items()]
+    if align:
+        report += ["", "| alignment (binary, two files) | hash join | hash join, 1:1 checked "
+                   "| evalcli's sort/merge align | evalcli end to end |", "|---|---|---|---|---|"]
+        for name, row in align.items():
+            report.append(f"| {name} | " + " | ".join(
+                f"{row[k]['wall']:.2f} ({row[k].get('inside', row[k]['wall']):.2f})"
+                for k in (*ALIGN_KINDS, "evalcli")) + " |")
+        report.append("(whole process, and in parentheses the time inside it after imports)")
+    if beyond:
+        report += ["", "beyond memory: " + json.dumps(
+            {k: v for k, v in beyond.items() if not isinstance(v, dict)})]
+        for k, v in beyond.items():
+            if isinstance(v, dict) and "wall" in v:
+                report.append(f"  {k}: {v['wall']:.1f} s, peak {v['rss_mb']:,.0f} MB")
+    checks = targets(results, start, mem)
+    if checks:
+        report += ["", "Targets:"] + [f"  {c}" for c in checks]
+    if missing:
+        report += ["", "Not run (no such task in evalcli yet): " + ", ".join(missing)]
+    print("\n".join(report))
+
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "latest.json").write_text(json.dumps({
+        "machine": info, "argv": argv if argv is not None else sys.argv[1:],
+        "cases": [r.as_json() for r in results], "startup": start, "memory": mem,
+        "alignment": align, "streaming": beyond, "targets": checks,
+        "load_end": load(),
+    }, indent=1, default=str))
+    (RESULTS / "latest.md").write_text("\n".join(report) + "\n")
+    return 0 if all(r.ok for r in results) else 1
+
+
+def _families_in_evalcli() -> set[str]:
+    out = subprocess.run([PY, "-c", "from evalcli.metrics.registry import get_registry;"
+                          "print(' '.join(sorted({m.family for m in get_registry()})))"],
+                         capture_output=True, text=True, check=True)
+    return set(out.stdout.split())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,702 @@
+"""The Spark engine: the same config on a Spark cluster, with the Polars engine's results.
+
+A run goes as DESIGN.md's mergeable statistics describe:
+
+1. The driver scans the inputs with Spark (Parquet, CSV/TSV, JSONL at any path or URI Spark
+   reads) and hands empty Polars frames with the same schema to :func:`evalcli.align.align`, so
+   the roles, join keys, segments and row checks are resolved by the Polars engine's code, and
+   config or column errors come before any row is read.
+2. Spark co-partitions the rows. With two files both sides go into one shuffle keyed by the join
+   keys (or by the roles a statistic needs together, e.g. the query: ``Stat.partition_by``), so
+   every key's rows of both files meet in one partition. One file is not shuffled at all unless
+   a statistic needs rows together.
+3. Each partition runs Polars inside ``mapInArrow``: the same alignment (per-side reshape, the
+   join with its 1:1 validation, the null policy), the same row checks, and every statistic of
+   the run (AggStat expressions and FrameStat builds, overall and per segment), exactly as the
+   Polars engine builds them. It returns partial statistics and counts (as Arrow IPC), and the
+   first offending keys when a check fails.
+4. The driver combines the partial statistics with each statistic's ``combine`` and computes
+   the values with the Polars engine's :func:`~evalcli.engine.polars_engine.values`: every
+   metric is written once, and both engines agree to floating-point rounding.
+
+pyspark is imported only inside the functions here, so the module (and evalcli) imports without
+it; :func:`require_pyspark` turns its absence into a clear error.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from evalcli.align import SEG, Aligned, Inputs, _fmt_key, align
+from evalcli.engine.plan import Plan, bind
+from evalcli.engine.polars_engine import (
+    _bad_null,
+    _no_rows_in_a_file,
+    _nothing_left,
+    row_checks,
+    run_context,
+    values,
+)
+from evalcli.errors import ConfigError, InputDataError, UserError
+from evalcli.io import Source
+from evalcli.io.readers import _exists, detect_format, scan
+from evalcli.metrics.base import AggStat, FrameStat, Stat
+from evalcli.metrics.stats import combine_columns
+from evalcli.metrics.task import TaskInput
+from evalcli.result import AlignmentInfo, MetricResult, SegmentResult
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+    from evalcli.config import SparkSettings
+
+INSTALL = "pip install 'evalcli[spark]'"
+P, T = "p:", "t:"
+"""Prefixes of the predictions' and the truth's columns in the co-partitioned frame."""
+SIDE = "__side"
+PARTS = "part string, data binary"
+"""What each partition returns: named partial results, each a Polars frame as Arrow IPC."""
+SESSION_DEFAULTS = {"spark.ui.showConsoleProgress": "false"}
+"""Settings of a session evalcli starts itself, unless ``spark.conf`` sets them."""
+PLUGIN_PREFIX = "evalcli_local_plugin_"
+"""Module-name prefix of plugin files (see registry.load_plugin_path): shipped by value."""
+
+
+# --------------------------------------------------------------------------- session, inputs
+
+def require_pyspark() -> None:
+    """Raise a :class:`ConfigError` naming the extra to install when pyspark is missing."""
+    missing = []
+    for module in ("pyspark", "pyarrow", "pandas"):
+        try:
+            __import__(module)
+        except ImportError:
+            missing.append(module)
+    if missing:
+        verb = "is" if len(missing) == 1 else "are"
+        raise ConfigError(
+            f"engine: spark needs {', '.join(missing)}, which {verb} not installed",
+            hint=f"{INSTALL} (Spark also needs Java 17 or newer), or use engine: auto",
+        )
+
+
+def check_supported(plan: Plan) -> None:
+    """Every planned metric must run on Spark: said before any data is read."""
+    for pm in plan.metrics:
+        pm.metric.check_engine("spark", pm.id)
+
+
+def _conf_value(v: object) -> str:
+    return str(v).lower() if isinstance(v, bool) else str(v)
+
+
+def session(settings: SparkSettings) -> SparkSession:
+    """The active SparkSession (evalcli inside a Spark application), or a new one."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    if settings.attach == "required":
+        raise ConfigError(
+            "spark.attach is 'required', but no SparkSession is active",
+            hint="call evalcli from inside a Spark application (after "
+            "SparkSession.builder.getOrCreate()), or set 'spark: {attach: auto}' to start one",
+        )
+    builder = SparkSession.builder.master(settings.master).appName(settings.app_name)
+    for key, value in {**SESSION_DEFAULTS, **settings.conf}.items():
+        builder = builder.config(key, _conf_value(value))
+    try:
+        spark = builder.getOrCreate()
+    except Exception as exc:  # the JVM did not start: Java missing, bad master URL, ...
+        raise ConfigError(
+            f"Spark could not start (master {settings.master}): {_first_line(exc)}",
+            hint="Spark needs Java 17 or newer (install e.g. openjdk-17-jre-headless, or set "
+            "JAVA_HOME); check spark.master and spark.conf in the config",
+        ) from None
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()[:500]
+    return type(exc).__name__
+
+
+def _col(name: str) -> Column:
+    from pyspark.sql import functions as F
+
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
+def read(spark: SparkSession, source: Source) -> DataFrame:
+    """A Spark DataFrame over ``source``, read the way the Polars readers read it.
+
+    Parquet, CSV/TSV and JSONL are read by Spark (local paths, globs, directories with hive
+    partitions, or any URI Spark reads); other formats (TREC) and in-memory frames are read by
+    evalcli on the driver and handed to Spark.
+    """
+    if source.frame is not None:
+        return spark.createDataFrame(source.frame.collect().to_arrow())
+    remote = "://" in source.path
+    if not remote:
+        _exists(source.path)
+    fmt = source.format or detect_format(source.path)[0]
+    try:
+        if fmt == "parquet":
+            df = spark.read.parquet(source.path)
+        elif fmt in ("csv", "tsv") and len(source.null_values or ()) <= 1:
+            options = {
+                "header": _conf_value(source.has_header),
+                "sep": source.separator or ("\t" if fmt == "tsv" else ","),
+                "inferSchema": "true",
+                "mode": "FAILFAST",
+            }
+            if source.null_values:
+                options["nullValue"] = source.null_values[0]
+            df = spark.read.options(**options).csv(source.path)
+            if not source.has_header:  # Polars' names for headerless files
+                df = df.toDF(*(f"column_{i + 1}" for i in range(len(df.columns))))
+        elif fmt == "jsonl":
+            df = spark.read.options(mode="FAILFAST").json(source.path)
+        elif remote:
+            raise InputDataError(
+                f"{source.path}: engine spark reads {fmt} files from local paths only",
+                hint="convert the file to Parquet, or copy it to a local path")
+        else:
+            df = spark.createDataFrame(scan(source).collect().to_arrow())
+        df.schema  # noqa: B018 - resolves the files and the schema now
+    except UserError:
+        raise
+    except Exception as exc:
+        raise InputDataError(f"cannot read {source.path} as {fmt} with Spark: {_first_line(exc)}",
+                             hint="check the path and the format (set format: in the config)"
+                             ) from None
+    if not df.columns:
+        raise InputDataError(f"{source.path} has no columns")
+    return df
+
+
+def _timezone(spark: SparkSession) -> str:
+    return str(spark.conf.get("spark.sql.session.timeZone"))
+
+
+def _arrow_schema(df: DataFrame, tz: str) -> pa.Schema:
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(df.schema, timezone=tz)
+
+
+def standin(df: DataFrame, tz: str, path: str) -> pl.LazyFrame:
+    """An empty Polars frame with the schema the partitions will see."""
+    try:
+        return pl.from_arrow(_arrow_schema(df, tz).empty_table()).lazy()  # type: ignore[union-attr]
+    except Exception as exc:
+        raise InputDataError(f"{path}: a column has a type evalcli cannot read: "
+                             f"{_first_line(exc)}",
+                             hint="select or cast the columns to numbers, strings, booleans or "
+                             "lists") from None
+
+
+@dataclass
+class SparkInputs:
+    """The Spark side of a prepared run: the session and one DataFrame per input."""
+
+    spark: SparkSession
+    predictions: DataFrame
+    truth: DataFrame | None
+    inputs: Inputs
+    """The run's inputs, each source carrying an empty stand-in frame with the Spark schema."""
+
+
+def open_inputs(settings: SparkSettings, inputs: Inputs) -> SparkInputs:
+    """Start (or attach to) Spark and scan the inputs: schemas only, no rows."""
+    require_pyspark()
+    spark = session(settings)
+    tz = _timezone(spark)
+    pred = read(spark, inputs.predictions)
+    truth = read(spark, inputs.truth) if inputs.truth is not None else None
+    stood = replace(
+        inputs,
+        predictions=replace(inputs.predictions,
+                            frame=standin(pred, tz, inputs.predictions.path)),
+        truth=replace(inputs.truth, frame=standin(truth, tz, inputs.truth.path))
+        if inputs.truth is not None and truth is not None else None,
+    )
+    return SparkInputs(spark, pred, truth, stood)
+
+
+# --------------------------------------------------------------------------- per partition
+
+def _ipc(df: pl.DataFrame) -> bytes:
+    buf = io.BytesIO()
+    df.write_ipc(buf)
+    return buf.getvalue()
+
+
+def _first_rows(lf: pl.LazyFrame, ids: Sequence[str], role: str, n: int = 1) -> pl.LazyFrame:
+    cols = [*ids, role] if role not in ids else list(ids)
+    if ids:
+        return lf.sort(list(ids)).select(cols).head(n)
+    return lf.select(cols).head(n)
+
+
+@dataclass
+class PartitionJob:
+    """What every partition runs (pickled to the executors): Polars over its rows."""
+
+    plan: Plan
+    inputs: Inputs
+    stats: dict[str, Stat]
+    pred_cols: list[str]
+    truth_cols: list[str] | None
+    schema: pa.Schema
+
+    def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import pyarrow as pa
+
+        got = list(batches)
+        table = pa.Table.from_batches(got) if got else self.schema.empty_table()
+        parts = self.partials(pl.from_arrow(table))  # type: ignore[arg-type]
+        yield pa.RecordBatch.from_pydict(
+            {"part": list(parts), "data": [_ipc(df) for df in parts.values()]},
+            schema=pa.schema([("part", pa.string()), ("data", pa.binary())]),
+        )
+
+    def aligned(self, df: pl.DataFrame) -> Aligned:
+        """This partition's rows aligned by the Polars engine's code."""
+        if self.truth_cols is None:
+            pred = df
+            truth = None
+        else:
+            pred = df.filter(pl.col(SIDE) == 0).select(
+                [pl.col(P + c).alias(c) for c in self.pred_cols])
+            truth = df.filter(pl.col(SIDE) == 1).select(
+                [pl.col(T + c).alias(c) for c in self.truth_cols])
+        inputs = replace(
+            self.inputs,
+            predictions=replace(self.inputs.predictions, frame=pred.lazy()),
+            truth=replace(self.inputs.truth, frame=truth.lazy())
+            if self.inputs.truth is not None and truth is not None else None,
+        )
+        return align(self.plan.task, inputs)
+
+    def partials(self, df: pl.DataFrame) -> dict[str, pl.DataFrame]:
+        """Counts, partial statistics and diagnostics of one partition, by name."""
+        plan, a = self.plan, self.aligned(df)
+        checks, needed = row_checks(plan, a)
+        t = TaskInput(plan.options, a.roles, a.schema)
+        base = a.lf
+        if a.inputs.nulls == "drop" and needed:
+            filtered = base.filter(pl.all_horizontal([~_bad_null(a, r) for r in needed]))
+        else:
+            filtered = base
+        norm = plan.task.normalize(filtered, t)
+        seg_cols = [SEG + s for s in a.segments]
+        aggs = [st for st in self.stats.values() if isinstance(st, AggStat)]
+        frames = [st for st in self.stats.values() if isinstance(st, FrameStat)]
+        agg_exprs = [e for st in aggs for e in st.exprs()]
+        full = plan.task.join == "full" and a.truth_rows is not None
+        matched = (pl.col("__in_predictions") & pl.col("__in_truth")).sum() if full else pl.len()
+
+        def bad(role: str) -> pl.Expr:
+            return _bad_null(a, role).sum().alias(f"null:{role}")
+
+        counts = [
+            base.select([matched.alias("matched"), *(bad(r) for r in needed)]),
+            filtered.select([pl.len().alias("kept"), *(c.violation().sum().alias(f"check:{n}")
+                                                       for n, c in checks.items())]),
+            a.pred_rows.select(pl.len().alias("pred_n")),
+        ]
+        if a.truth_rows is not None:
+            counts.append(a.truth_rows.select(pl.len().alias("truth_n")))
+        queries = [norm.select([pl.len().alias("__rows"), *agg_exprs])]
+        queries += [fs.build(norm, []) for fs in frames]
+        if seg_cols:
+            queries.append(norm.group_by(seg_cols).agg([pl.len().alias("__rows"), *agg_exprs]))
+            queries += [fs.build(norm, seg_cols) for fs in frames]
+
+        out: dict[str, pl.DataFrame] = {}
+        try:
+            results = pl.collect_all([*counts, *queries])
+        except pl.exceptions.ComputeError as exc:
+            if "1:1 validation" in str(exc):
+                return self._duplicates(a)
+            return self._failed(counts, exc)
+        except (pl.exceptions.InvalidOperationError, pl.exceptions.SchemaError) as exc:
+            return self._failed(counts, exc)
+        count_row = pl.concat([r.cast(pl.Int64) for r in results[:len(counts)]],
+                              how="horizontal")
+        out["counts"] = count_row
+        out.update(self._diagnose(a, count_row.row(0, named=True), checks, needed, full))
+        stats_res = results[len(counts):]
+        if int(stats_res[0]["__rows"][0]) > 0:  # no partial statistics of no rows
+            out["agg"] = stats_res[0].drop("__rows")
+            for fs, res in zip(frames, stats_res[1:1 + len(frames)], strict=True):
+                out[f"frame:{fs.key}"] = res
+        if seg_cols:
+            out["seg"] = stats_res[1 + len(frames)]
+            for fs, res in zip(frames, stats_res[2 + len(frames):], strict=True):
+                out[f"segframe:{fs.key}"] = res
+        return out
+
+    def _failed(self, counts: list[pl.LazyFrame], exc: Exception) -> dict[str, pl.DataFrame]:
+        """A query failed on bad data: the counts (the checks may explain it) and the error."""
+        out = {"error": pl.DataFrame({"message": [_first_line(exc)]})}
+        try:
+            res = pl.collect_all(counts)
+            out["counts"] = pl.concat([r.cast(pl.Int64) for r in res], how="horizontal")
+        except pl.exceptions.PolarsError:
+            pass
+        return out
+
+    def _duplicates(self, a: Aligned) -> dict[str, pl.DataFrame]:
+        """Duplicated join keys of each side: their count and the first three."""
+        out: dict[str, pl.DataFrame] = {}
+        for side, lf in (("predictions", a.pred_rows), ("truth", a.truth_rows)):
+            if lf is None:
+                continue
+            dups = lf.group_by(a.ids).agg(pl.len().alias("n")).filter(pl.col("n") > 1)
+            first, total = pl.collect_all([dups.sort(a.ids).head(3), dups.select(pl.len())])
+            if first.height:
+                out[f"dups:{side}"] = first.with_columns(
+                    pl.lit(int(total.item()), dtype=pl.Int64).alias("__total"))
+        return out
+
+    def _diagnose(self, a: Aligned, counts: Mapping[str, Any], checks: Mapping[str, Any],
+                  needed: Sequence[str], full: bool) -> dict[str, pl.DataFrame]:
+        """The first offending rows of this partition, only where a rule was broken."""
+        lazy: dict[str, pl.LazyFrame] = {}
+        if (a.truth_rows is not None and not full and a.inputs.unmatched == "error"):
+            for side, lf, other, n in (
+                    ("predictions", a.pred_rows, a.truth_rows, counts["pred_n"]),
+                    ("truth", a.truth_rows, a.pred_rows, counts["truth_n"])):
+                if n - counts["matched"]:
+                    lazy[f"unmatched:{side}"] = lf.select(a.ids).join(
+                        other.select(a.ids), on=a.ids, how="anti").sort(a.ids).head(3)
+        if a.inputs.nulls == "error":
+            for role in needed:
+                if counts[f"null:{role}"]:
+                    lazy[f"first:null:{role}"] = _first_rows(
+                        a.lf.filter(_bad_null(a, role)), a.ids, role)
+        for name, c in checks.items():
+            if counts[f"check:{name}"]:
+                lazy[f"first:check:{name}"] = _first_rows(a.lf.filter(c.violation()), a.ids,
+                                                          c.column)
+        if not lazy:
+            return {}
+        return dict(zip(lazy, pl.collect_all(list(lazy.values())), strict=True))
+
+
+# --------------------------------------------------------------------------- the driver
+
+def _source_columns(a: Aligned, side: str) -> list[str]:
+    """The columns of one input that the run reads (the rest stay in the files)."""
+    src = a.inputs.predictions if side == "predictions" else a.inputs.truth
+    if src is None or src.frame is None:
+        return []
+    names = list(src.frame.collect_schema().names())
+    wanted = {*a.ids, *a.segments, *(a.inputs.id_columns or ())}
+    for col in a.columns.values():
+        wanted |= {col, *col.split(", ")}
+    return [c for c in names if c in wanted]
+
+
+def _prune(plan: Plan, a: Aligned) -> tuple[list[str], list[str] | None]:
+    """Columns to ship per side; all of them if the pruned frames would not align the same."""
+    pred_cols = _source_columns(a, "predictions")
+    truth_cols = _source_columns(a, "truth") if a.inputs.truth is not None else None
+
+    def only(src: Source, cols: list[str]) -> Source:
+        return replace(src, frame=src.frame.select(cols) if src.frame is not None else None)
+
+    try:
+        trial = replace(a.inputs, predictions=only(a.inputs.predictions, pred_cols),
+                        truth=only(a.inputs.truth, truth_cols or [])
+                        if a.inputs.truth is not None else None)
+        if align(plan.task, trial).schema == a.schema:
+            return pred_cols, truth_cols
+    except (UserError, pl.exceptions.PolarsError):
+        pass
+    every = list(a.inputs.predictions.frame.collect_schema().names()) \
+        if a.inputs.predictions.frame is not None else []
+    every_t = list(a.inputs.truth.frame.collect_schema().names()) \
+        if a.inputs.truth is not None and a.inputs.truth.frame is not None else None
+    return every, every_t
+
+
+def together(stats: Mapping[str, Stat]) -> list[str]:
+    """Roles whose rows some statistic needs in one partition."""
+    roles: list[str] = []
+    for st in stats.values():
+        for r in st.partition_by:
+            if r not in roles:
+                roles.append(r)
+    return roles
+
+
+def co_partitioned(si: SparkInputs, plan: Plan, a: Aligned, stats: Mapping[str, Stat],
+                   pred_cols: list[str], truth_cols: list[str] | None) -> DataFrame:
+    """One Spark frame whose partitions hold every key's rows (of both inputs) together."""
+    from pyspark.sql import functions as F
+
+    keep = together(stats)
+    for role in keep:
+        if role not in a.roles:
+            raise ConfigError(f"a statistic needs the rows of each {role} together, and the "
+                              f"inputs have no {role} column",
+                              hint=f"name the {role} column under 'columns:'")
+    if si.truth is None or truth_cols is None:
+        df = si.predictions.select([_col(c) for c in pred_cols])
+        if keep:
+            df = df.repartition(*(_col(a.columns[r]) for r in keep))
+        return df
+    keys = a.ids
+    outside = [r for r in keep if r not in keys]
+    if outside:
+        raise ConfigError(
+            f"engine spark: a statistic needs the rows of each {outside[0]} together, but the "
+            f"inputs are joined on {', '.join(keys)}",
+            hint="join on that column too (columns: {id: [...]}), or use engine: auto")
+    by = keep or keys
+
+    def src(key: str) -> str:
+        return a.columns.get(key, key)
+
+    left = si.predictions.select([_col(c).alias(P + c) for c in pred_cols]
+                                 + [F.lit(0).cast("tinyint").alias(SIDE)])
+    right = si.truth.select([_col(c).alias(T + c) for c in truth_cols]
+                            + [F.lit(1).cast("tinyint").alias(SIDE)])
+    both = left.unionByName(right, allowMissingColumns=True)
+    return both.repartition(*(F.coalesce(_col(P + src(k)), _col(T + src(k))) for k in by))
+
+
+def _ship_plugins() -> None:
+    """Plugin files are not importable on the executors: pickle their code by value."""
+    from pyspark import cloudpickle
+
+    for name, module in list(sys.modules.items()):
+        if name.startswith(PLUGIN_PREFIX):
+            cloudpickle.register_pickle_by_value(module)  # type: ignore[no-untyped-call]
+
+
+def _spark_failure(exc: Exception) -> UserError:
+    """An error raised while Spark ran the job, as one message."""
+    text = str(exc)
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        for kind in ("InputDataError", "ConfigError", "MetricError"):
+            prefix = f"evalcli.errors.{kind}: "
+            if line.startswith(prefix):
+                return InputDataError(line.removeprefix(prefix))
+    return InputDataError(f"Spark could not evaluate the inputs: {_first_line(exc)}",
+                          hint="check the input files (the message above names the failing "
+                          "file or row)")
+
+
+def collect_parts(df: DataFrame, job: PartitionJob) -> dict[str, list[pl.DataFrame]]:
+    """Run the job on every partition; the partial results by name."""
+    _ship_plugins()
+    try:
+        table = df.mapInArrow(job, PARTS).toArrow()
+    except UserError:
+        raise
+    except Exception as exc:
+        if "PythonException" in type(exc).__name__ and "evalcli.errors." not in str(exc):
+            raise
+        raise _spark_failure(exc) from None
+    parts: dict[str, list[pl.DataFrame]] = {}
+    for name, data in zip(table.column("part").to_pylist(), table.column("data").to_pylist(),
+                          strict=True):
+        parts.setdefault(name, []).append(pl.read_ipc(io.BytesIO(data)))
+    return parts
+
+
+def _concat(frames: Sequence[pl.DataFrame]) -> pl.DataFrame:
+    return pl.concat(list(frames), how="vertical_relaxed")
+
+
+def _combine(st: AggStat, df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    cols = [c for c in df.columns if c.startswith(st.key + ".")]
+    part = df.select([*keys, *cols])
+    if callable(st.combine):
+        return st.combine(part, keys)
+    return combine_columns(part, keys, st.combine)
+
+
+def _own(row: Mapping[str, Any], st: AggStat) -> dict[str, Any]:
+    return {k: v for k, v in row.items() if k.startswith(st.key + ".")}
+
+
+def _where(a: Aligned, first: pl.DataFrame, role: str) -> str:
+    if first.height == 0:
+        return ""
+    r = first.row(0, named=True)
+    shown = f"{a.columns.get(role, role)}={r[role]!r}"
+    return f"first at {_fmt_key(r, a.ids)}: {shown}" if a.ids else f"e.g. {shown}"
+
+
+def _first(parts: Mapping[str, list[pl.DataFrame]], name: str, ids: Sequence[str]
+           ) -> pl.DataFrame:
+    df = _concat(parts[name])
+    return df.sort(list(ids)).head(1) if ids else df.head(1)
+
+
+def verdict(a: Aligned, plan: Plan, parts: Mapping[str, list[pl.DataFrame]]) -> AlignmentInfo:
+    """The Polars engine's input errors, in its order, from the partitions' counts."""
+    for side, file in (("predictions", a.inputs.predictions.path),
+                       ("truth", a.inputs.truth.path if a.inputs.truth else "")):
+        if f"dups:{side}" in parts:
+            dups = parts[f"dups:{side}"]
+            total = sum(int(d["__total"][0]) for d in dups)
+            first = _concat(dups).sort(a.ids).head(3)
+            keys = "; ".join(f"{_fmt_key(r, a.ids)} ({r['n']} rows)"
+                             for r in first.iter_rows(named=True))
+            raise InputDataError(
+                f"{file}: {total} duplicated key(s) in the {side}, e.g. {keys}",
+                hint="each id must appear once per file: deduplicate the file, or add the "
+                "missing key column to 'columns: {id: [...]}'",
+            )
+    if "counts" not in parts:
+        raise InputDataError(
+            "the inputs could not be evaluated: " + _concat(parts["error"])["message"][0],
+            hint="check the column types (evalcli validate CONFIG shows them)")
+    c = {k: int(v) for k, v in _concat(parts["counts"]).sum().row(0, named=True).items()}
+    checks, needed = row_checks(plan, a)
+    full = plan.task.join == "full" and a.truth_rows is not None
+    matched = c["matched"]
+    pred_n = c["pred_n"]
+    truth_n = c.get("truth_n", pred_n)
+    only_p, only_t = pred_n - matched, truth_n - matched
+    _no_rows_in_a_file(a, pred_n, truth_n)
+    if a.truth_rows is not None and not full and a.inputs.unmatched == "error" and (
+            only_p or only_t):
+        said = []
+        for n, side, file in ((only_p, "predictions", a.inputs.predictions.path),
+                              (only_t, "truth", a.inputs.truth.path if a.inputs.truth else "")):
+            if n:
+                first = _concat(parts[f"unmatched:{side}"]).sort(a.ids).head(3)
+                keys = "; ".join(_fmt_key(r, a.ids) for r in first.iter_rows(named=True))
+                said.append(f"{n} row(s) only in {file} (e.g. {keys})")
+        raise InputDataError(
+            "predictions and truth do not line up: " + ", ".join(said),
+            hint="fix the files, or set 'alignment: {unmatched: drop}' to evaluate the matched "
+            "rows only (the counts are reported)",
+        )
+    for role in needed:
+        n = c[f"null:{role}"]
+        if n and a.inputs.nulls == "error":
+            where = _where(a, _first(parts, f"first:null:{role}", a.ids), role)
+            raise InputDataError(
+                f"{a.role_file.get(role, '')}: {n} row(s) with a null or NaN "
+                f"{role} (column '{a.columns[role]}'), {where}",
+                hint="fill or remove them, or set 'alignment: {nulls: drop}' to skip such "
+                "rows (the count is reported)",
+            )
+    for name, check in checks.items():
+        n = c[f"check:{name}"]
+        if n:
+            where = _where(a, _first(parts, f"first:check:{name}", a.ids), check.column)
+            raise InputDataError(
+                f"{a.role_file.get(check.column, '')}: {check.message}: {n} row(s), {where}",
+                hint=check.hint,
+            )
+    if "error" in parts:
+        raise InputDataError(
+            "the inputs could not be evaluated: " + _concat(parts["error"])["message"][0],
+            hint="check the column types (evalcli validate CONFIG shows them)")
+    if c["kept"] == 0:
+        raise _nothing_left(a, matched, only_p, only_t)
+    return AlignmentInfo(
+        matched=matched, only_in_predictions=only_p, only_in_truth=only_t,
+        unmatched_policy=a.inputs.unmatched, null_policy=a.inputs.nulls,
+        dropped_nulls=matched - c["kept"] if not full else 0,
+    )
+
+
+def combine_overall(stats: Mapping[str, Stat], parts: Mapping[str, list[pl.DataFrame]]
+                    ) -> dict[str, Any]:
+    """Statistics of the whole data from the partitions' partial statistics."""
+    out: dict[str, Any] = {}
+    aggs = [st for st in stats.values() if isinstance(st, AggStat)]
+    if aggs:
+        df = _concat(parts["agg"])
+        for st in aggs:
+            out[st.key] = _own(_combine(st, df, []).row(0, named=True), st)
+    for fs in (st for st in stats.values() if isinstance(st, FrameStat)):
+        out[fs.key] = fs.combine(_concat(parts[f"frame:{fs.key}"]), [])
+    return out
+
+
+def combine_segments(stats: Mapping[str, Stat], parts: Mapping[str, list[pl.DataFrame]],
+                     a: Aligned, overall: Mapping[str, Any]
+                     ) -> list[tuple[dict[str, Any], int, dict[str, Any]]]:
+    """Per-segment statistics, in the Polars engine's segment order."""
+    if not a.segments or "seg" not in parts:
+        return []
+    keys = [SEG + s for s in a.segments]
+    df = _concat(parts["seg"])
+    rows = df.group_by(keys).agg(pl.col("__rows").sum()).sort(keys, nulls_last=True)
+    per_stat: dict[str, dict[tuple[Any, ...], Any]] = {}
+    for st in stats.values():
+        if isinstance(st, AggStat):
+            combined = _combine(st, df, keys)
+            per_stat[st.key] = {tuple(r[k] for k in keys): _own(r, st)
+                                for r in combined.iter_rows(named=True)}
+        else:
+            frames = parts.get(f"segframe:{st.key}", [])
+            if frames:
+                merged = st.combine(_concat(frames), keys)
+                per_stat[st.key] = merged.partition_by(keys, as_dict=True, include_key=False)
+            else:
+                per_stat[st.key] = {}
+    out = []
+    for row in rows.iter_rows(named=True):
+        keyt = tuple(row[k] for k in keys)
+        seg_values: dict[str, Any] = {}
+        for st in stats.values():
+            got = per_stat[st.key].get(keyt)
+            if got is None and isinstance(st, FrameStat):
+                got = overall[st.key].clear()
+            seg_values[st.key] = got
+        out.append(({s: row[SEG + s] for s in a.segments}, int(row["__rows"]), seg_values))
+    return out
+
+
+def run_spark(plan: Plan, a: Aligned, si: SparkInputs, extra: dict[str, Any] | None = None
+              ) -> tuple[list[MetricResult], list[SegmentResult], AlignmentInfo, str]:
+    """Compute the plan on Spark; the same values as the Polars engine (``run_polars``)."""
+    ctx = run_context(plan, a)
+    stats = bind(plan, ctx)
+    for key, st in (extra or {}).items():
+        stats.setdefault(key, st)
+    pred_cols, truth_cols = _prune(plan, a)
+    frame = co_partitioned(si, plan, a, stats, pred_cols, truth_cols)
+    job = PartitionJob(
+        plan=plan,
+        inputs=replace(a.inputs, predictions=replace(a.inputs.predictions, frame=None),
+                       truth=replace(a.inputs.truth, frame=None)
+                       if a.inputs.truth is not None else None),
+        stats=stats, pred_cols=pred_cols, truth_cols=truth_cols,
+        schema=_arrow_schema(frame, _timezone(si.spark)),
+    )
+    parts = collect_parts(frame, job)
+    alignment = verdict(a, plan, parts)  # raises unless some rows are left
+    overall = combine_overall(stats, parts)
+    segments = combine_segments(stats, parts, a, overall)
+    if extra is not None:
+        extra.update({key: overall[key] for key in extra})
+    results = values(plan, overall, ctx)
+    segs = [SegmentResult(key, rows, values(plan, st, ctx)) for key, rows, st in segments]
+    return results, segs, alignment, "spark"
+

@@ -1,0 +1,411 @@
+"""engine: spark gives the Polars engine's report: every family, segments, weights, ties, errors.
+
+One local Spark session (``local[2]``, 4 shuffle partitions) serves every Spark test. Each case
+writes small random files, runs the same config on both engines and compares the whole JSON
+report (values to floating-point tolerance; counts, notes, segments and gates exactly).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+
+from evalcli.config import parse_config
+from evalcli.errors import ConfigError, InputDataError, MetricError, UserError
+from evalcli.evaluate import run_config
+from evalcli.report.json import to_dict
+from evalcli.result import RunResult
+
+pytestmark = pytest.mark.spark
+
+if os.environ.get("CI"):
+    import pyspark  # in CI the spark extra must be installed: fail, never skip
+else:
+    pyspark = pytest.importorskip("pyspark", reason="needs pip install 'evalcli[spark]'")
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """The one local SparkSession of the test run; evalcli attaches to it (it is active)."""
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("evalcli-tests")
+               .config("spark.sql.shuffle.partitions", "4")
+               .config("spark.default.parallelism", "2")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.driver.memory", "1g")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+# --------------------------------------------------------------------------- helpers
+
+def write(df: pl.DataFrame, folder: Path, name: str, fmt: str = "parquet") -> str:
+    path = folder / f"{name}.{fmt}"
+    if fmt == "parquet":
+        df.write_parquet(path)
+    elif fmt == "csv":
+        df.write_csv(path)
+    elif fmt == "jsonl":
+        df.write_ndjson(path)
+    else:  # pragma: no cover - test helper
+        raise ValueError(fmt)
+    return str(path)
+
+
+def run(cfg: dict[str, Any], folder: Path, engine: str) -> RunResult:
+    return run_config(parse_config({**cfg, "engine": engine}, "test", folder))
+
+
+def close(a: Any, b: Any, where: str = "") -> None:
+    """Equal reports: floats to 1e-9 relative, everything else exactly."""
+    if isinstance(a, float) or isinstance(b, float):
+        assert isinstance(a, int | float) and isinstance(b, int | float), (where, a, b)
+        assert math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12), (where, a, b)
+    elif isinstance(a, dict):
+        assert isinstance(b, dict) and sorted(a) == sorted(b), (where, sorted(a), sorted(b))
+        for k in a:
+            close(a[k], b[k], f"{where}.{k}")
+    elif isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b), (where, a, b)
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            close(x, y, f"{where}[{i}]")
+    else:
+        assert a == b, (where, a, b)
+
+
+def same(cfg: dict[str, Any], folder: Path) -> RunResult:
+    """Run ``cfg`` on both engines; assert the reports agree; return the Spark result."""
+    expected = run(cfg, folder, "polars")
+    got = run(cfg, folder, "spark")
+    assert got.engine == "spark"
+    a, b = to_dict(expected), to_dict(got)
+    a.pop("engine"), b.pop("engine")
+    close(json.loads(json.dumps(a)), json.loads(json.dumps(b)))
+    return got
+
+
+def errors_alike(cfg: dict[str, Any], folder: Path) -> str:
+    """Both engines refuse ``cfg`` with the same error; return the message."""
+    with pytest.raises(UserError) as polars_err:
+        run(cfg, folder, "polars")
+    with pytest.raises(UserError) as spark_err:
+        run(cfg, folder, "spark")
+    assert type(spark_err.value) is type(polars_err.value)
+    assert str(spark_err.value) == str(polars_err.value)
+    return str(spark_err.value)
+
+
+# --------------------------------------------------------------------------- random data
+
+def binary_frames(seed: int, n: int = 400) -> tuple[pl.DataFrame, pl.DataFrame]:
+    rng = np.random.default_rng(seed)
+    label = rng.integers(0, 2, n)
+    score = np.clip(0.35 * label + rng.normal(0.35, 0.25, n), 0, 1).round(2)  # ties
+    region = rng.choice(["north", "south", "east"], n).astype(object)
+    region[:5] = "west"
+    label[:5] = 1  # a segment with one class: AUROC undefined there, never 0
+    pred = pl.DataFrame({"id": rng.permutation(n), "score": score,
+                         "prediction": (score >= 0.6).astype(int), "region": region})
+    truth = pl.DataFrame({"id": pred["id"], "label": label,
+                          "weight": rng.choice([0.0, 0.5, 1.0, 2.5], n),
+                          "tier": rng.choice([1, 2], n)})
+    return pred, truth.sample(fraction=1.0, shuffle=True, seed=seed)
+
+
+BINARY_METRICS: list[Any] = [
+    "accuracy", "precision", "recall", "specificity", "fpr", "f1", {"metric": "fbeta", "beta": 2},
+    "mcc", "balanced_accuracy", {"metric": "auroc", "min": 0.99}, "auprc", "average_precision",
+    "peak_f1", "log_loss", "brier", {"metric": "recall", "threshold": 0.3, "min": 0.5},
+    {"metric": "precision", "threshold": 0.99},
+]
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_binary_two_files_segments_weights_ties(spark, tmp_path, fmt):
+    pred, truth = binary_frames(1)
+    cfg = {"task": "binary", "predictions": write(pred, tmp_path, "p", fmt),
+           "truth": write(truth, tmp_path, "t", fmt), "columns": {"weight": "weight"},
+           "metrics": BINARY_METRICS, "group_by": ["region", "tier"]}
+    got = same(cfg, tmp_path)
+    assert len(got.segments) == 8
+    assert not got.passed  # the auroc gate fails on both engines alike
+
+
+def test_binary_one_file_default_metrics_and_curves(spark, tmp_path):
+    pred, truth = binary_frames(2, 300)
+    df = pred.join(truth, on="id")
+    cfg = {"task": "binary", "predictions": write(df, tmp_path, "d", "jsonl"),
+           "group_by": ["region"]}
+    expected = run(cfg, tmp_path, "polars")
+    got = same(cfg, tmp_path)
+    assert [m.id for m in got.metrics] == [m.id for m in expected.metrics]
+    got = run_config(parse_config({**cfg, "engine": "spark"}, "t", tmp_path), curves=True)
+    want = run_config(parse_config(cfg, "t", tmp_path), curves=True)
+    assert sorted(got.curves) == sorted(want.curves)
+    for name in want.curves:
+        close(want.curves[name].to_dicts(), got.curves[name].to_dicts(), name)
+
+
+def test_binary_unmatched_and_null_rows_dropped(spark, tmp_path):
+    pred, truth = binary_frames(3, 300)
+    pred = pred.with_columns(pl.when(pl.col("id") % 17 == 0).then(None)
+                             .otherwise(pl.col("score")).alias("score"))
+    cfg = {"task": "binary", "predictions": write(pred.head(280), tmp_path, "p"),
+           "truth": write(truth.tail(290), tmp_path, "t"),
+           "alignment": {"unmatched": "drop", "nulls": "drop"}, "metrics": ["auroc", "brier"]}
+    got = same(cfg, tmp_path)
+    assert got.alignment.dropped_nulls > 0
+    assert got.alignment.only_in_predictions > 0 and got.alignment.only_in_truth > 0
+
+
+def test_binary_no_rows_left(spark, tmp_path):
+    pred, truth = binary_frames(4, 50)
+    msg = errors_alike({"task": "binary", "predictions": write(pred, tmp_path, "p"),
+                        "truth": write(truth.with_columns(pl.col("id") + 1000), tmp_path, "t"),
+                        "alignment": {"unmatched": "drop"}, "metrics": ["auroc"]}, tmp_path)
+    assert "no rows to evaluate" in msg
+
+
+def test_binary_string_labels_positive_option(spark, tmp_path):
+    pred, truth = binary_frames(5, 200)
+    truth = truth.with_columns(pl.when(pl.col("label") == 1).then(pl.lit("yes"))
+                               .otherwise(pl.lit("no")).alias("label"))
+    cfg = {"task": "binary", "predictions": write(pred.drop("prediction"), tmp_path, "p"),
+           "truth": write(truth, tmp_path, "t", "csv"), "options": {"positive": "yes"},
+           "metrics": ["auroc", "f1", "log_loss"]}
+    same(cfg, tmp_path)
+
+
+def regression_frame(seed: int, n: int = 400) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    y = rng.normal(50, 20, n).round(1)
+    y[:3] = 0.0  # MAPE's epsilon floor
+    return pl.DataFrame({
+        "id": np.arange(n), "label": y, "prediction": (y + rng.normal(0, 5, n)).round(0),
+        "weight": rng.uniform(0.1, 3.0, n), "site": rng.choice(["a", "b", "c", "d"], n),
+    })
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_regression_segments(spark, tmp_path, weighted):
+    df = regression_frame(6)
+    cfg: dict[str, Any] = {
+        "task": "regression", "predictions": write(df.select("id", "prediction", "site"),
+                                                   tmp_path, "p"),
+        "truth": write(df.select("id", "label", "weight").reverse(), tmp_path, "t"),
+        "group_by": ["site"],
+        "metrics": ["mse", {"metric": "rmse", "max": 1.0}, "mae", "r2", "explained_variance",
+                    "mape", "max_error", "median_absolute_error"],
+    }
+    if weighted:
+        cfg["columns"] = {"weight": "weight"}
+    same(cfg, tmp_path)
+
+
+def multiclass_frames(seed: int, n: int = 400) -> tuple[pl.DataFrame, pl.DataFrame]:
+    rng = np.random.default_rng(seed)
+    classes = np.array(["cat", "dog", "owl", "yak"])
+    label = rng.integers(0, 4, n)
+    logits = rng.normal(0, 1, (n, 4))
+    logits[np.arange(n), label] += 1.2
+    probs = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+    probs = probs.round(2)
+    probs[:, 3] = 1 - probs[:, :3].sum(1)
+    pred = pl.DataFrame({"id": np.arange(n), "prediction": classes[probs.argmax(1)],
+                         **{f"p_{c}": probs[:, i] for i, c in enumerate(classes)},
+                         "group": rng.choice(["x", "y"], n)})
+    truth = pl.DataFrame({"id": np.arange(n), "label": classes[label],
+                          "weight": rng.uniform(0.2, 2.0, n)})
+    return pred, truth.sample(fraction=1.0, shuffle=True, seed=seed)
+
+
+def test_multiclass_scores_segments_weights(spark, tmp_path):
+    pred, truth = multiclass_frames(7)
+    cfg = {"task": "multiclass", "predictions": write(pred, tmp_path, "p"),
+           "truth": write(truth, tmp_path, "t"), "columns": {"weight": "weight"},
+           "options": {"score_prefix": "p_"}, "group_by": ["group"],
+           "metrics": ["confusion_matrix", "accuracy", "precision", "recall", "f1",
+                       {"metric": "f1", "average": "weighted"},
+                       {"metric": "f1", "average": "micro"},
+                       {"metric": "precision", "label": "owl"},
+                       {"metric": "fbeta", "beta": 0.5}, "fpr", "cohen_kappa",
+                       {"metric": "cohen_kappa", "weights": "quadratic"}, "mcc",
+                       "balanced_accuracy", "hamming_loss", "top_k_accuracy",
+                       {"metric": "top_k_accuracy", "k": 3}, "log_loss"]}
+    same(cfg, tmp_path)
+
+
+def multilabel_sets(seed: int, n: int = 300) -> tuple[list[list[str]], list[list[str]]]:
+    rng = np.random.default_rng(seed)
+    names = ["art", "bio", "cs", "eco", "law", "med"]
+    truth, pred = [], []
+    for _ in range(n):
+        t = [x for x in names if rng.random() < 0.3]
+        p = [x for x in names if (x in t and rng.random() < 0.7) or rng.random() < 0.1]
+        truth.append(t)
+        pred.append(p)
+    return truth, pred
+
+
+MULTILABEL_METRICS: list[Any] = [
+    "precision", "recall", "f1", "accuracy", "subset_accuracy", "hamming_loss",
+    {"metric": "f1", "average": "micro"}, {"metric": "precision", "average": "macro"},
+    {"metric": "recall", "label": "cs"}, {"metric": "fbeta", "beta": 2},
+]
+
+
+def test_multilabel_delimited_one_file_segments(spark, tmp_path):
+    truth, pred = multilabel_sets(8)
+    df = pl.DataFrame({"id": list(range(len(truth))),
+                       "label": ["|".join(t) for t in truth],
+                       "prediction": ["|".join(p) for p in pred],
+                       "half": [i % 2 for i in range(len(truth))]})
+    cfg = {"task": "multilabel", "predictions": write(df, tmp_path, "d", "csv"),
+           "group_by": ["half"], "metrics": MULTILABEL_METRICS}
+    same(cfg, tmp_path)
+
+
+def test_multilabel_long_layout_two_files(spark, tmp_path):
+    truth, pred = multilabel_sets(9, 200)
+    t_rows = [(i, x) for i, xs in enumerate(truth) for x in xs]
+    p_rows = [(i, x) for i, xs in enumerate(pred) for x in xs]
+    tdf = pl.DataFrame(t_rows, schema={"id": pl.Int64, "label": pl.String}, orient="row")
+    pdf = pl.DataFrame(p_rows, schema={"id": pl.Int64, "prediction": pl.String}, orient="row")
+    cfg = {"task": "multilabel", "predictions": write(pdf, tmp_path, "p"),
+           "truth": write(tdf.sample(fraction=1.0, shuffle=True, seed=1), tmp_path, "t"),
+           "options": {"layout": "long"}, "alignment": {"unmatched": "drop"},
+           "metrics": MULTILABEL_METRICS}
+    got = same(cfg, tmp_path)
+    assert got.alignment.matched > 100
+
+
+# --------------------------------------------------------------------------- errors alike
+
+def test_duplicate_keys_same_error(spark, tmp_path):
+    pred, truth = binary_frames(10, 100)
+    truth = pl.concat([truth, truth.head(2)])
+    msg = errors_alike({"task": "binary", "predictions": write(pred, tmp_path, "p"),
+                        "truth": write(truth, tmp_path, "t")}, tmp_path)
+    assert "2 duplicated key(s) in the truth" in msg
+
+
+def test_unmatched_rows_same_error(spark, tmp_path):
+    pred, truth = binary_frames(11, 100)
+    msg = errors_alike({"task": "binary", "predictions": write(pred, tmp_path, "p"),
+                        "truth": write(truth.tail(95), tmp_path, "t")}, tmp_path)
+    assert "5 row(s) only in" in msg
+
+
+def test_null_and_check_violations_same_error(spark, tmp_path):
+    pred, truth = binary_frames(12, 100)
+    bad = truth.with_columns(pl.when(pl.col("id").is_in([7, 3])).then(None)
+                             .otherwise(pl.col("label")).alias("label"))
+    msg = errors_alike({"task": "binary", "predictions": write(pred, tmp_path, "p"),
+                        "truth": write(bad, tmp_path, "t")}, tmp_path)
+    assert "2 row(s) with a null or NaN label" in msg and "first at id=3" in msg
+    bad = truth.with_columns(pl.when(pl.col("id") == 9).then(2)
+                             .otherwise(pl.col("label")).alias("label"))
+    msg = errors_alike({"task": "binary", "predictions": write(pred, tmp_path, "p2"),
+                        "truth": write(bad, tmp_path, "t2")}, tmp_path)
+    assert "must hold 0 and 1" in msg and "first at id=9" in msg
+
+
+def test_one_file_check_violation_names_a_value(spark, tmp_path):
+    pred, truth = binary_frames(13, 60)
+    df = pred.join(truth, on="id").with_columns(pl.lit(3.5).alias("score"))
+    cfg = {"task": "binary", "predictions": write(df, tmp_path, "d"), "metrics": ["log_loss"]}
+    with pytest.raises(InputDataError, match=r"outside \[0, 1\]: 60 row\(s\), e.g. score=3.5"):
+        run(cfg, tmp_path, "spark")
+
+
+# --------------------------------------------------------------------------- config, setup
+
+def test_unsupported_metric_is_refused_before_reading(spark, tmp_path):
+    plugin = tmp_path / "polars_only.py"
+    plugin.write_text(
+        "import polars as pl\n"
+        "from evalcli.metrics.base import AggStat, Metric, MetricValue\n"
+        "def _stats(p, c):\n"
+        "    return [AggStat('x.n', lambda: [pl.len().alias('x.n.n')], {'x.n.n': 'sum'})]\n"
+        "METRICS = [Metric('row_count', 'binary', 'rows', 'n', 'higher', (), _stats,\n"
+        "                  lambda s, p: MetricValue(float(s['x.n']['x.n.n'])),\n"
+        "                  engines=frozenset({'polars'}))]\n")
+    cfg = {"task": "binary", "predictions": str(tmp_path / "missing.parquet"),
+           "plugins": [str(plugin)], "metrics": ["auroc", "row_count"]}
+    with pytest.raises(MetricError, match="'row_count' cannot run on engine spark"):
+        run(cfg, tmp_path, "spark")
+
+
+def test_plugin_metric_runs_on_the_executors(spark, tmp_path):
+    plugin = tmp_path / "mean_score.py"
+    plugin.write_text(
+        "import polars as pl\n"
+        "from evalcli.plugin import mean_metric\n"
+        "METRICS = [mean_metric('mean_score', 'binary', summary='mean score', formula='x',\n"
+        "                       direction='higher', needs=['score'],\n"
+        "                       row=lambda p, c: pl.col('score'))]\n")
+    pred, truth = binary_frames(14, 120)
+    cfg = {"task": "binary", "predictions": write(pred, tmp_path, "p"),
+           "truth": write(truth, tmp_path, "t"), "plugins": [str(plugin)],
+           "metrics": ["mean_score", "auroc"], "group_by": ["region"]}
+    got = same(cfg, tmp_path)
+    both = pred.join(truth, on="id")
+    want = (both["score"] * both["weight"]).sum() / both["weight"].sum()
+    assert got.metric("mean_score").value == pytest.approx(want, rel=1e-12)
+
+
+def test_missing_pyspark_names_the_extra(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyspark", None)
+    pred, _ = binary_frames(15, 20)
+    cfg = {"task": "binary", "predictions": write(pred, tmp_path, "p"), "metrics": ["auroc"],
+           "columns": {"label": "prediction"}}
+    with pytest.raises(ConfigError, match=r"pip install 'evalcli\[spark\]'"):
+        run(cfg, tmp_path, "spark")
+
+
+def test_attach_required_without_a_session(monkeypatch):
+    from pyspark.sql import SparkSession
+
+    from evalcli.config import SparkSettings
+    from evalcli.engine.spark_engine import session
+
+    monkeypatch.setattr(SparkSession, "getActiveSession", staticmethod(lambda: None))
+    with pytest.raises(ConfigError, match="no SparkSession is active"):
+        session(SparkSettings(attach="required"))
+
+
+def test_spark_settings_validated():
+    with pytest.raises(ConfigError, match=r"unknown key 'spark.mastr'.*Did you mean 'master'"):
+        parse_config({"task": "binary", "predictions": "x.csv", "engine": "spark",
+                      "spark": {"mastr": "local[2]"}}, "test", Path("."))
+    cfg = parse_config({"task": "binary", "predictions": "x.csv", "engine": "spark",
+                        "spark": {"conf": {"spark.executor.memory": "2g"}}}, "t", Path("."))
+    assert cfg.spark.master == "local[*]" and cfg.spark.attach == "auto"
+
+
+def test_cli_engine_option_json_on_stdout(spark, cli, tmp_path):
+    pred, truth = binary_frames(16, 150)
+    p, t = write(pred, tmp_path, "p"), write(truth, tmp_path, "t")
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"task: binary\npredictions: {p}\ntruth: {t}\n"
+                   "metrics: [{metric: auroc, min: 0.99}, f1]\n")
+    r = cli("run", str(cfg), "--engine", "spark", "--format", "json")
+    assert r.exit_code == 1, r.stderr
+    report = json.loads(r.stdout)
+    assert report["engine"] == "spark" and report["passed"] is False
+    r = cli("compare", p, t, "--engine", "spark", "-m", "auroc", "--format", "json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["engine"] == "spark"

@@ -1,0 +1,160 @@
+"""engine: spark against Spark MLlib's own evaluators, where the definitions coincide.
+
+The references are ``pyspark.mllib.evaluation`` (BinaryClassificationMetrics,
+MulticlassMetrics, MultilabelMetrics, RegressionMetrics) run on the same rows, in the same
+Spark session; evalcli's documented peer settings are chosen where MLlib differs by default
+(log loss epsilon, Hamming loss label space). Random data with ties and weights.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+
+from evalcli.config import parse_config
+from evalcli.evaluate import run_config
+from tests.test_spark import spark, write  # noqa: F401 - the session fixture
+
+pytestmark = pytest.mark.spark
+REL = 1e-9
+
+
+def evalcli_values(cfg: dict[str, Any], folder: Path) -> dict[str, float | None]:
+    result = run_config(parse_config({**cfg, "engine": "spark"}, "test", folder))
+    assert result.engine == "spark"
+    return {m.id: m.value for m in result.metrics}
+
+
+def test_binary_auroc_auprc_match_binary_classification_metrics(spark, tmp_path):  # noqa: F811
+    from pyspark.mllib.evaluation import BinaryClassificationMetrics
+
+    rng = np.random.default_rng(21)
+    n = 500
+    label = rng.integers(0, 2, n).astype(float)
+    score = np.clip(0.3 * label + rng.normal(0.4, 0.2, n), 0, 1).round(2)  # many ties
+    weight = rng.choice([0.5, 1.0, 2.0, 3.0], n)
+    df = pl.DataFrame({"label": label.astype(int), "score": score, "weight": weight})
+    got = evalcli_values({"task": "binary", "predictions": write(df, tmp_path, "d"),
+                          "columns": {"weight": "weight"}, "metrics": ["auroc", "auprc"]},
+                         tmp_path)
+    rows = list(zip(score.tolist(), label.tolist(), weight.tolist(), strict=True))
+    ref = BinaryClassificationMetrics(spark.sparkContext.parallelize(rows, 2))
+    assert got["auroc"] == pytest.approx(ref.areaUnderROC, rel=REL)
+    assert got["auprc"] == pytest.approx(ref.areaUnderPR, rel=REL)
+
+
+def test_multiclass_matches_multiclass_metrics(spark, tmp_path):  # noqa: F811
+    from pyspark.mllib.evaluation import MulticlassMetrics
+
+    rng = np.random.default_rng(22)
+    n, k = 400, 4
+    label = rng.integers(0, k, n)
+    logits = rng.normal(0, 1, (n, k))
+    logits[np.arange(n), label] += 1.0
+    probs = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+    prediction = probs.argmax(1)
+    weight = rng.uniform(0.2, 2.0, n).round(3)
+    df = pl.DataFrame({"label": label, "prediction": prediction, "weight": weight,
+                       "score": probs.tolist()})
+    metrics: list[Any] = [
+        "accuracy", {"metric": "precision", "average": "weighted"},
+        {"metric": "recall", "average": "weighted"}, {"metric": "f1", "average": "weighted"},
+        {"metric": "fpr", "average": "weighted"}, "hamming_loss",
+        {"metric": "log_loss", "eps": 1e-15},
+    ]
+    for c in range(k):
+        metrics += [{"metric": "precision", "label": str(c)}, {"metric": "recall", "label": str(c)},
+                    {"metric": "fbeta", "label": str(c), "beta": 0.5},
+                    {"metric": "fpr", "label": str(c)}]
+    got = evalcli_values({"task": "multiclass", "predictions": write(df, tmp_path, "d"),
+                          "columns": {"weight": "weight"}, "metrics": metrics}, tmp_path)
+    rows = [(float(p), float(y), float(w), list(map(float, pr)))
+            for p, y, w, pr in zip(prediction, label, weight, probs, strict=True)]
+    ref = MulticlassMetrics(spark.sparkContext.parallelize(rows, 2))
+    expected = {
+        "accuracy": ref.accuracy, "precision[average=weighted]": ref.weightedPrecision,
+        "recall[average=weighted]": ref.weightedRecall,
+        "f1[average=weighted]": ref.weightedFMeasure(),
+        "fpr[average=weighted]": ref.weightedFalsePositiveRate,
+        "hamming_loss": ref.call("hammingLoss"),
+        "log_loss[eps=1e-15]": ref.logLoss(eps=1e-15),
+    }
+    for c in range(k):
+        expected[f"precision[label={c}]"] = ref.precision(float(c))
+        expected[f"recall[label={c}]"] = ref.recall(float(c))
+        expected[f"fbeta[beta=0.5,label={c}]"] = ref.fMeasure(float(c), 0.5)
+        expected[f"fpr[label={c}]"] = ref.falsePositiveRate(float(c))
+    assert sorted(got) == sorted(expected)
+    for key, want in expected.items():
+        assert got[key] == pytest.approx(want, rel=REL), key
+
+
+def test_multilabel_matches_multilabel_metrics(spark, tmp_path):  # noqa: F811
+    from pyspark.mllib.evaluation import MultilabelMetrics
+
+    rng = np.random.default_rng(23)
+    truth, pred = [], []
+    for _ in range(300):
+        t = sorted({int(x) for x in rng.integers(0, 6, rng.integers(1, 4))})  # never empty
+        p = sorted({x for x in t if rng.random() < 0.7}
+                   | {int(x) for x in rng.integers(0, 6, rng.integers(0, 2))})
+        truth.append(t)
+        pred.append(p)
+    df = pl.DataFrame({"label": truth, "prediction": pred},
+                      schema={"label": pl.List(pl.Int64), "prediction": pl.List(pl.Int64)})
+    metrics: list[Any] = ["precision", "recall", "f1", "accuracy", "subset_accuracy",
+                          "hamming_loss", {"metric": "precision", "average": "micro"},
+                          {"metric": "recall", "average": "micro"},
+                          {"metric": "f1", "average": "micro"}]
+    labels = sorted({x for t in truth for x in t})
+    for c in labels:
+        metrics += [{"metric": m, "label": str(c)} for m in ("precision", "recall", "f1")]
+    got = evalcli_values({"task": "multilabel", "predictions": write(df, tmp_path, "d"),
+                          "metrics": metrics}, tmp_path)
+    rows = [([float(x) for x in p], [float(x) for x in t]) for p, t in zip(pred, truth,
+                                                                          strict=True)]
+    ref = MultilabelMetrics(spark.sparkContext.parallelize(rows, 2))
+    expected = {
+        "precision": ref.precision(), "recall": ref.recall(), "f1": ref.f1Measure(),
+        "accuracy": ref.accuracy, "subset_accuracy": ref.subsetAccuracy,
+        "hamming_loss": ref.hammingLoss, "precision[average=micro]": ref.microPrecision,
+        "recall[average=micro]": ref.microRecall, "f1[average=micro]": ref.microF1Measure,
+    }
+    for c in labels:
+        expected[f"precision[label={c}]"] = ref.precision(float(c))
+        expected[f"recall[label={c}]"] = ref.recall(float(c))
+        expected[f"f1[label={c}]"] = ref.f1Measure(float(c))
+    assert sorted(got) == sorted(expected)
+    for key, want in expected.items():
+        assert got[key] == pytest.approx(want, rel=REL), key
+
+
+def test_regression_matches_regression_metrics(spark, tmp_path):  # noqa: F811
+    from pyspark.mllib.evaluation import RegressionMetrics
+
+    rng = np.random.default_rng(24)
+    n = 400
+    y = rng.normal(10, 4, n).round(2)
+    yhat = (y + rng.normal(0, 1.5, n)).round(1)
+    weight = rng.uniform(0.1, 2.0, n)
+    df = pl.DataFrame({"label": y, "prediction": yhat, "w": weight})
+    path = write(df, tmp_path, "d")
+    got = evalcli_values({"task": "regression", "predictions": path,
+                          "columns": {"weight": "w"},
+                          "metrics": ["mse", "rmse", "mae"]}, tmp_path)
+    rows = list(zip(yhat.tolist(), y.tolist(), weight.tolist(), strict=True))
+    ref = RegressionMetrics(spark.sparkContext.parallelize(rows, 2))
+    assert got["mse"] == pytest.approx(ref.meanSquaredError, rel=REL)
+    assert got["rmse"] == pytest.approx(ref.rootMeanSquaredError, rel=REL)
+    assert got["mae"] == pytest.approx(ref.meanAbsoluteError, rel=REL)
+    # R²: MLlib's weighted total sum of squares is an unbiased-variance estimate times
+    # (Σw − 1), not Σw·(y − ȳ)²; the definitions coincide for unit weights
+    got = evalcli_values({"task": "regression", "predictions": path, "metrics": ["r2"]},
+                         tmp_path)
+    unit = RegressionMetrics(spark.sparkContext.parallelize(
+        list(zip(yhat.tolist(), y.tolist(), strict=True)), 2))
+    assert got["r2"] == pytest.approx(unit.r2, rel=REL)

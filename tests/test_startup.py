@@ -1,0 +1,58 @@
+"""Start-up stays light: ``evalcli --help``/``--version`` load no data library.
+
+Importing Polars alone takes about 0.3 s, so it (and NumPy, pandas, PyArrow, scikit-learn,
+pydantic, YAML) loads only when a command computes something. Checked with ``python -X
+importtime`` in a fresh interpreter, never with a clock: the benchmark (``benchmarks/run.py``)
+times start-up.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+DATA_LIBS = {"polars", "numpy", "pandas", "pyarrow", "sklearn", "scipy", "pyspark"}
+CONFIG_LIBS = {"pydantic", "pydantic_core", "yaml"}
+
+
+def imported(code: str) -> set[str]:
+    """Top-level packages a fresh interpreter imports while running ``code``."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code],
+                          capture_output=True, text=True, env={"NO_COLOR": "1", "COLUMNS": "100"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    names = set()
+    for line in proc.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            name = line.rsplit("|", 1)[1].strip()
+            if name != "imported package":
+                names.add(name.split(".")[0])
+    assert "evalcli" in names  # the parse worked
+    return names
+
+
+def cli(*args: str) -> str:
+    """Code running ``evalcli ARGS`` (bare ``evalcli`` prints the help and exits 2)."""
+    ok = (0, None) if args else (2,)
+    return ("import sys; sys.argv = ['evalcli', " + ", ".join(repr(a) for a in args) + "]\n"
+            "from evalcli.cli import main\n"
+            f"try:\n    main()\nexcept SystemExit as e:\n    assert e.code in {ok!r}, e.code")
+
+
+def test_importing_the_cli_loads_no_data_library():
+    assert not imported("import evalcli.cli") & (DATA_LIBS | CONFIG_LIBS)
+
+
+@pytest.mark.parametrize("args", [("--help",), ("--version",), ()])
+def test_help_and_version_load_no_data_library(args):
+    assert not imported(cli(*args)) & (DATA_LIBS | CONFIG_LIBS)
+
+
+@pytest.mark.parametrize("command", ["run", "compare", "validate", "diff", "metrics"])
+def test_command_help_loads_no_data_library(command):
+    assert not imported(cli(command, "--help")) & DATA_LIBS
+
+
+def test_the_package_import_is_light():
+    assert not imported("import evalcli") & DATA_LIBS

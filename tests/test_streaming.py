@@ -1,0 +1,252 @@
+"""``engine: streaming`` gives the in-memory engine's values, and the in-memory alignment (sort,
+1:1 check on neighbours, line-up by position or merge join) gives the lazy join's.
+
+The streaming engine runs the lazy plan (Polars' hash join with its 1:1 validation); the
+in-memory engine aligns with :func:`evalcli.align.materialize`. Comparing the two on the same
+inputs checks both: metric values, notes, alignment counts, segments, and the error a bad input
+gets. Sizes are small; the benchmark (``benchmarks/run.py --streaming``) runs the large case.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+
+import evalcli
+from evalcli.align import Aligned, Inputs, materialize
+from evalcli.engine import polars_engine
+from evalcli.errors import InputDataError
+from evalcli.io import Source
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12) or (a != a and b != b)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def _report(result: evalcli.RunResult) -> dict[str, Any]:
+    out = result.to_dict()
+    out.pop("engine", None)
+    return out
+
+
+def both_engines(cfg: dict[str, Any], pred: Any, truth: Any = None) -> dict[str, Any]:
+    """Run ``cfg`` on both engines; assert the reports agree; return the in-memory one."""
+    mem = evalcli.evaluate({**cfg, "engine": "polars"}, predictions=pred, truth=truth,
+                           gating=False)
+    st = evalcli.evaluate({**cfg, "engine": "streaming"}, predictions=pred, truth=truth,
+                          gating=False)
+    assert mem.engine == "polars" and st.engine == "streaming"
+    a, b = _report(mem), _report(st)
+    assert a.keys() == b.keys()
+    for key in a:
+        assert _same(a[key], b[key]), (key, a[key], b[key])
+    return a
+
+
+def binary_frames(n: int, seed: int, *, ids: str = "int", order: str = "shuffled"
+                  ) -> tuple[pl.DataFrame, pl.DataFrame]:
+    rng = np.random.default_rng(seed)
+    label = (rng.random(n) < 0.35).astype(np.int64)
+    score = np.clip(0.3 * label + rng.normal(0.4, 0.2, n), 0, 1).round(2)  # many ties
+    key: Any = rng.permutation(n) * 3 + 7  # sparse, unsorted integer ids
+    if ids == "str":
+        key = np.array([f"row-{k:06d}" for k in key], dtype=object)
+    pred = pl.DataFrame({"id": key, "score": score, "prediction": (score >= 0.5).astype(int),
+                         "region": rng.choice(["north", "south", "east"], n)})
+    truth = pl.DataFrame({"id": key, "label": label,
+                          "weight": rng.choice([0.0, 0.5, 1.0, 2.5], n)})
+    if order == "shuffled":
+        truth = truth.sample(fraction=1.0, shuffle=True, seed=seed)
+    elif order == "sorted":
+        pred, truth = pred.sort("id"), truth.sort("id")
+    return pred, truth
+
+
+BINARY = {"task": "binary"}  # every metric the columns allow
+
+
+@pytest.mark.parametrize("ids", ["int", "str"])
+@pytest.mark.parametrize("order", ["shuffled", "same", "sorted"])
+def test_binary_engines_agree(ids, order):
+    pred, truth = binary_frames(3000, 1, ids=ids, order=order)
+    report = both_engines(BINARY, pred, truth)
+    assert report["alignment"]["matched"] == 3000
+    assert len(report["metrics"]) >= 14
+
+
+def test_binary_weights_segments_and_gates_agree():
+    pred, truth = binary_frames(2500, 2)
+    cfg = {"task": "binary", "columns": {"weight": "weight"}, "group_by": ["region"],
+           "metrics": ["auroc", "average_precision", "auprc", "peak_f1", "f1", "mcc",
+                       {"metric": "log_loss", "max": 0.7}, "brier"]}
+    report = both_engines(cfg, pred, truth)
+    assert len(report["segments"]) == 3
+
+
+def test_binary_values_are_the_lazy_joins_and_sklearns():
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    pred, truth = binary_frames(4000, 3)
+    report = both_engines({"task": "binary", "metrics": ["auroc", "average_precision"]},
+                          pred, truth)
+    joined = pred.join(truth, on="id")
+    got = {m["id"]: m["value"] for m in report["metrics"]}
+    y, s, w = joined["label"], joined["score"], joined["weight"]  # weighted: a weight column
+    assert math.isclose(got["auroc"], roc_auc_score(y, s, sample_weight=w), rel_tol=1e-12)
+    assert math.isclose(got["average_precision"], average_precision_score(y, s, sample_weight=w),
+                        rel_tol=1e-12)
+
+
+def test_unmatched_rows_dropped_agree():
+    pred, truth = binary_frames(2000, 4)
+    pred = pred.filter(pl.col("id") % 5 != 0)  # some truth rows have no prediction
+    truth = truth.filter(pl.col("id") % 7 != 0)  # some predictions have no truth
+    cfg = {"task": "binary", "alignment": {"unmatched": "drop"}}
+    report = both_engines(cfg, pred, truth)
+    al = report["alignment"]
+    assert al["only_in_predictions"] > 0 and al["only_in_truth"] > 0
+    assert al["matched"] == pred.join(truth, on="id").height
+
+
+def test_null_ids_never_match_on_either_engine():
+    pred, truth = binary_frames(500, 5)
+    pred = pred.with_columns(pl.when(pl.int_range(pl.len()) < 3).then(None)
+                             .otherwise(pl.col("id")).alias("id"))
+    truth = truth.with_columns(pl.when(pl.int_range(pl.len()) < 2).then(None)
+                               .otherwise(pl.col("id")).alias("id"))
+    report = both_engines({"task": "binary", "alignment": {"unmatched": "drop"}}, pred, truth)
+    assert report["alignment"]["matched"] == pred.join(truth, on="id").height
+
+
+def test_two_id_columns_agree():
+    pred, truth = binary_frames(1200, 6)
+    pred = pred.with_columns((pl.col("id") % 4).alias("shard"), (pl.col("id") // 4).alias("id"))
+    truth = truth.with_columns((pl.col("id") % 4).alias("shard"), (pl.col("id") // 4)
+                               .alias("id"))
+    report = both_engines({"task": "binary", "columns": {"id": ["shard", "id"]}}, pred, truth)
+    assert report["alignment"]["matched"] == 1200
+
+
+@pytest.mark.parametrize("side", ["predictions", "truth"])
+@pytest.mark.parametrize("matched", [True, False])
+def test_duplicated_keys_get_the_same_error(side, matched):
+    pred, truth = binary_frames(300, 7)
+    frames = {"predictions": pred, "truth": truth}
+    df = frames[side]
+    dup = df.head(2).with_columns(pl.lit(10**9 if not matched else df["id"][0],
+                                         dtype=df.schema["id"]).alias("id"))
+    frames[side] = pl.concat([df, dup])
+    messages = []
+    for engine in ("polars", "streaming"):
+        with pytest.raises(InputDataError) as err:
+            evalcli.evaluate({"task": "binary", "engine": engine,
+                              "alignment": {"unmatched": "drop"}},
+                             predictions=frames["predictions"], truth=frames["truth"])
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]
+    assert "duplicated key" in messages[0] and side in messages[0]
+
+
+def test_unmatched_error_is_the_same():
+    pred, truth = binary_frames(300, 8)
+    messages = []
+    for engine in ("polars", "streaming"):
+        with pytest.raises(InputDataError) as err:
+            evalcli.evaluate({"task": "binary", "engine": engine},
+                             predictions=pred.head(290), truth=truth)
+        messages.append(str(err.value))
+    assert messages[0] == messages[1] and "only in" in messages[0]
+
+
+def test_bad_rows_get_the_same_error():
+    pred, truth = binary_frames(300, 9)
+    truth = truth.with_columns(pl.when(pl.col("id") == pred["id"][5]).then(2)
+                               .otherwise(pl.col("label")).alias("label"))
+    messages = []
+    for engine in ("polars", "streaming"):
+        with pytest.raises(InputDataError) as err:
+            evalcli.evaluate({"task": "binary", "engine": engine}, predictions=pred, truth=truth)
+        messages.append(str(err.value))
+    assert messages[0] == messages[1] and "0 and 1" in messages[0]
+
+
+def test_one_file_agrees():
+    pred, truth = binary_frames(2000, 10)
+    report = both_engines({"task": "binary"}, pred.join(truth, on="id"))
+    assert report["alignment"]["matched"] == 2000
+
+
+def test_regression_engines_agree():
+    rng = np.random.default_rng(11)
+    n = 3000
+    y = rng.normal(50, 20, n).round(1)
+    pred = pl.DataFrame({"id": np.arange(n), "prediction": (y + rng.normal(0, 5, n)).round(0)})
+    truth = pl.DataFrame({"id": np.arange(n), "label": y}).sample(fraction=1.0, shuffle=True,
+                                                                 seed=1)
+    both_engines({"task": "regression"}, pred, truth)
+
+
+def test_multiclass_engines_agree():
+    rng = np.random.default_rng(12)
+    n = 3000
+    label = rng.integers(0, 5, n)
+    pred = pl.DataFrame({"id": np.arange(n),
+                         "prediction": np.where(rng.random(n) < 0.6, label,
+                                                rng.integers(0, 5, n))})
+    truth = pl.DataFrame({"id": np.arange(n), "label": label}).sample(fraction=1.0,
+                                                                      shuffle=True, seed=2)
+    both_engines({"task": "multiclass", "metrics": [
+        "accuracy", "precision", "f1[average=micro]", "recall[average=weighted]",
+        "cohen_kappa", "mcc", "balanced_accuracy", "confusion_matrix"]}, pred, truth)
+
+
+def test_multilabel_engines_agree():
+    rng = np.random.default_rng(13)
+    n = 2000
+    names = np.array(["a", "b", "c", "d", "e"])
+
+    def sets(bits: np.ndarray) -> list[str]:
+        return ["|".join(names[row]) for row in bits]
+
+    t = rng.random((n, 5)) < 0.3
+    p = t ^ (rng.random((n, 5)) < 0.1)
+    pred = pl.DataFrame({"id": np.arange(n), "prediction": sets(p)})
+    truth = pl.DataFrame({"id": np.arange(n), "label": sets(t)}).reverse()
+    both_engines({"task": "multilabel"}, pred, truth)
+
+
+def test_auto_engine_streams_above_the_threshold(tmp_path, monkeypatch):
+    pred, truth = binary_frames(1000, 14)
+    pred.write_parquet(tmp_path / "p.parquet")
+    truth.write_csv(tmp_path / "t.csv")
+    cfg = {"task": "binary", "predictions": str(tmp_path / "p.parquet"),
+           "truth": str(tmp_path / "t.csv")}
+    small = evalcli.evaluate(cfg, gating=False)
+    monkeypatch.setattr(polars_engine, "STREAMING_BYTES", 1000)
+    big = evalcli.evaluate(cfg, gating=False)
+    assert (small.engine, big.engine) == ("polars", "streaming")
+    assert _same(_report(small), _report(big))
+
+
+def test_materialize_keeps_the_schema_and_proves_the_keys_unique():
+    pred = pl.LazyFrame({"id": [5, 1, 3], "score": [0.5, 0.1, 0.3]})
+    truth = pl.LazyFrame({"id": [3, 5, 9], "label": [1, 0, 1]})
+    lazy = pred.join(truth, on="id", validate="1:1").with_columns(pl.lit(1.0).alias("weight"))
+    inputs = Inputs(Source("p.csv"), Source("t.csv"), {}, ["id"])
+    a = Aligned(lazy, frozenset({"score", "label"}), dict(lazy.collect_schema()), {}, ["id"], [],
+                pred, truth, pred, truth, inputs)
+    m = materialize(a)
+    assert m.schema == a.schema
+    assert m.lf.collect().sort("id").equals(lazy.collect().sort("id"))
+    assert m.pred_rows.collect().height == 3 and m.truth_rows is not None
+    assert materialize(a, "full") is a  # full joins stay lazy
