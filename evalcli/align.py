@@ -57,6 +57,8 @@ class Aligned:
     truth_lf: pl.LazyFrame | None
     inputs: Inputs
     role_file: dict[str, str] = field(default_factory=dict)
+    side: dict[str, pl.LazyFrame] = field(default_factory=dict)
+    """Side inputs named by task options ending in ``_file`` (e.g. an item catalog), scanned."""
 
 
 def _pick(role: str, configured: Mapping[str, str], names: Sequence[str]) -> str | None:
@@ -183,8 +185,9 @@ def align(task: Task, inputs: Inputs) -> Aligned:
     else:
         left = shaped(project(pred_lf, pick_p, packed), "predictions")
         right = shaped(project(truth_lf, pick_t), "truth")
-        pred_rows, truth_rows = left, right
         keys = [*ids, *join_roles]
+        left, right = _same_key_types(left, right, keys)
+        pred_rows, truth_rows = left, right
         if task.join == "full":
             lf = left.with_columns(pl.lit(True).alias("__in_predictions")).join(
                 right.with_columns(pl.lit(True).alias("__in_truth")),
@@ -196,11 +199,27 @@ def align(task: Task, inputs: Inputs) -> Aligned:
     if "weight" not in columns:
         lf = lf.with_columns(pl.lit(1.0, dtype=pl.Float64).alias("weight"))
     schema = dict(lf.collect_schema())
+    side_inputs = {k: scan(Source(v)) for k, v in inputs.options.items()
+                   if k.endswith("_file") and isinstance(v, str) and v}
     return Aligned(
         lf=lf, roles=frozenset(columns), schema=schema, columns=columns, ids=ids,
         segments=segments, pred_rows=pred_rows, truth_rows=truth_rows, pred_lf=pred_lf,
-        truth_lf=truth_lf, inputs=inputs, role_file=role_file,
+        truth_lf=truth_lf, inputs=inputs, role_file=role_file, side=side_inputs,
     )
+
+
+def _same_key_types(left: pl.LazyFrame, right: pl.LazyFrame, keys: Sequence[str]
+                    ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Join keys typed differently on the two sides (``12`` and ``"12"``, e.g. a TREC file
+    against a Parquet file) are compared as text; numeric types of either side join as they
+    are."""
+    ls, rs = left.collect_schema(), right.collect_schema()
+    diff = [k for k in keys if ls[k] != rs[k]
+            and not (ls[k].is_numeric() and rs[k].is_numeric())]
+    if not diff:
+        return left, right
+    cast = [pl.col(k).cast(pl.String) for k in diff]
+    return left.with_columns(cast), right.with_columns(cast)
 
 
 def materialize(a: Aligned, how: str = "inner") -> Aligned:

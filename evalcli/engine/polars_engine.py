@@ -87,8 +87,9 @@ def _segment_key(row: Mapping[str, Any], segs: Sequence[str]) -> dict[str, Any]:
     return {s: row[SEG + s] for s in segs}
 
 
-def compute(plan: Plan, a: Aligned, stats: Mapping[str, Stat], engine: str) -> Computed:
-    """Run every statistic of the plan over the aligned frame in one pass; check the input."""
+def row_checks(plan: Plan, a: Aligned) -> tuple[dict[str, Check], list[str]]:
+    """The row rules of a run (the task's, the metrics', the weights') by name, and the roles
+    that must not be null. Shared by the engines."""
     t = TaskInput(plan.options, a.roles, a.schema)
     checks: dict[str, Check] = {c.name: c for c in plan.task.checks(t)}
     for pm in plan.metrics:
@@ -97,9 +98,14 @@ def compute(plan: Plan, a: Aligned, stats: Mapping[str, Stat], engine: str) -> C
                 checks.setdefault(c.name, c)
     if "weight" in a.roles:
         checks.setdefault("weight_nonnegative", _weight_check())
-
     nullable = {r.name for r in plan.task.roles if r.nullable}
-    needed = sorted(r for r in a.roles if r not in nullable)
+    return checks, sorted(r for r in a.roles if r not in nullable)
+
+
+def compute(plan: Plan, a: Aligned, stats: Mapping[str, Stat], engine: str) -> Computed:
+    """Run every statistic of the plan over the aligned frame in one pass; check the input."""
+    t = TaskInput(plan.options, a.roles, a.schema)
+    checks, needed = row_checks(plan, a)
     base = a.lf
     if a.inputs.nulls == "drop":
         keep = pl.all_horizontal([~_bad_null(a, r) for r in needed]) if needed else pl.lit(True)
@@ -267,13 +273,20 @@ def values(plan: Plan, stats: Mapping[str, Any], ctx: Context) -> list[MetricRes
     return out
 
 
+def run_context(plan: Plan, a: Aligned) -> Context:
+    """The context metrics see: the task, the roles, the options, and the scanned side inputs
+    (``__frames__``) when options name files."""
+    options = {**plan.options, "__frames__": a.side} if a.side else plan.options
+    return Context(plan.task.name, a.roles, options)
+
+
 def run_polars(plan: Plan, a: Aligned, engine: str, extra: dict[str, Any] | None = None
                ) -> tuple[list[MetricResult], list[SegmentResult], AlignmentInfo, str]:
     """Compute the plan. ``extra`` maps keys to more statistics to compute in the same pass
     (e.g. curve points for a report); their overall values replace them in ``extra``."""
     from evalcli.engine.plan import bind
 
-    ctx = Context(plan.task.name, a.roles, plan.options)
+    ctx = run_context(plan, a)
     stats = bind(plan, ctx)
     for key, st in (extra or {}).items():
         stats.setdefault(key, st)
