@@ -42,6 +42,8 @@ N_LABELS = 20
 ITEMS_PER_QUERY = 100
 RELEVANT_PER_QUERY = 10
 
+RANKING_AT = ("precision", "recall", "f1", "hit_rate", "mrr", "map", "ndcg", "dcg", "r_precision")
+
 # every metric of the family that the generated columns allow (the config lists them so a run
 # computes them all in one pass; names only, default parameters)
 METRICS: dict[str, list[str]] = {
@@ -53,7 +55,8 @@ METRICS: dict[str, list[str]] = {
                    "hamming_loss"],
     "multilabel": [],
     "regression": [],
-    "ranking": [],
+    "ranking": [*RANKING_AT, *(f"{m}@10" for m in RANKING_AT if m != "r_precision"),
+                "micro_recall", "auc", "catalog_coverage@10", "novelty@10"],
 }
 
 
@@ -132,7 +135,7 @@ def ranking(queries: int, rng: np.random.Generator, start: int = 0,
     is_rec = np.zeros((queries, window), dtype=bool)
     np.put_along_axis(is_rec, rec, True, axis=1)
     # relevant: drawn from the window, likelier among the recommended ones
-    rel = np.argsort(rng.random((queries, window)) - 0.5 * is_rec, axis=1)[:, :RELEVANT_PER_QUERY]
+    rel = np.argsort(rng.random((queries, window)) - 0.1 * is_rec, axis=1)[:, :RELEVANT_PER_QUERY]
     rel_mask = np.zeros((queries, window), dtype=bool)
     np.put_along_axis(rel_mask, rel, True, axis=1)
     items = base[:, None] + rec
@@ -164,8 +167,8 @@ def case_dir(family: str, size: int, root: Path = DATA, suffix: str = "") -> Pat
 
 def config_text(family: str, pred: str, truth: str) -> str:
     lines = [f"task: {family}", f"predictions: {pred}", f"truth: {truth}"]
-    if family == "ranking":
-        lines += ["columns:", "  extra: {query: query, item: item, relevance: relevance}"]
+    if family == "ranking":  # the columns have the roles' names; ranx's conventions
+        lines += ["options: {compat: ranx}"]
     metrics = METRICS[family]
     if metrics:
         lines.append("metrics:")

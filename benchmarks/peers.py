@@ -173,21 +173,13 @@ def sklearn(family: str, pred: str, truth: str) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- ranx
 
-RANX_METRICS = {
-    # evalcli id -> ranx metric (ranx's conventions: precision@k over k, MAP over |relevant|,
-    # NDCG with linear gain (Järvelin), ties broken by ranx's sort; see run.py for the
-    # evalcli parameters that select the same conventions)
-    "precision@10": "precision@10",
-    "recall@10": "recall@10",
-    "f1@10": "f1@10",
-    "hit_rate@10": "hit_rate@10",
-    "mrr": "mrr",
-    "map": "map",
-    "map@10": "map@10",
-    "ndcg@10": "ndcg@10",
-    "ndcg": "ndcg",
-    "r_precision": "r-precision",
-}
+RANX_NAMES = {"precision": "precision", "recall": "recall", "f1": "f1", "hit_rate": "hit_rate",
+              "mrr": "mrr", "map": "map", "ndcg": "ndcg", "dcg": "dcg",
+              "r_precision": "r-precision"}
+# evalcli id -> ranx metric, with and without the cut-off (the config sets compat: ranx, so
+# evalcli uses ranx's conventions: linear gain, MAP over all relevant items, ...)
+RANX_METRICS = {**RANX_NAMES,
+                **{f"{k}@10": f"{v}@10" for k, v in RANX_NAMES.items() if k != "r_precision"}}
 
 
 def ranx(family: str, pred: str, truth: str) -> dict[str, Any]:
