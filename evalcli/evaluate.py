@@ -204,12 +204,11 @@ def compare_baseline(result: RunResult, cfg: Config) -> None:
 def _ranking_extras(cfg: Config, prep: Prepared) -> dict[str, Any]:
     """What a ranking run adds to its one pass: query-level alignment counts, and each query's
     metric values when ``per_query`` asks for them."""
-    if cfg.per_query is not None and (cfg.task != "ranking" or cfg.engine == "spark"):
+    if cfg.per_query is not None and cfg.task != "ranking":
         raise ConfigError(
-            f"per_query: per-query values are written for the ranking task on the in-process "
-            f"engine (this run: task {cfg.task}, engine {cfg.engine})",
-            hint="drop per_query (--per-query), or use engine: auto")
-    if cfg.task != "ranking" or cfg.engine == "spark":
+            f"per_query: per-query values are written for the ranking task "
+            f"(this run: task {cfg.task})", hint="drop per_query (--per-query)")
+    if cfg.task != "ranking":
         return {}
     from evalcli.engine.polars_engine import run_context
     from evalcli.metrics.ranking_core import run_extras

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
+import yaml
 
 from evalcli.config import parse_config
 from evalcli.errors import ConfigError, InputDataError, MetricError, UserError
@@ -409,3 +410,68 @@ def test_cli_engine_option_json_on_stdout(spark, cli, tmp_path):
     r = cli("compare", p, t, "--engine", "spark", "-m", "auroc", "--format", "json")
     assert r.exit_code == 0, r.stderr
     assert json.loads(r.stdout)["engine"] == "spark"
+
+
+# --------------------------------------------------------------------------- ranking
+
+def ranking_frames(seed: int, queries: int = 60) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Scored recommendations (ties) and graded judgments; some queries without judgments,
+    some without predictions, some without a relevant item; a per-query weight and segment."""
+    rng = np.random.default_rng(seed)
+    pred_rows, truth_rows = [], []
+    for q in range(queries):
+        items = rng.choice(40, 12, replace=False)
+        weight = float(rng.choice([1.0, 2.0, 0.5]))
+        tier = "gold" if q % 3 == 0 else "basic"
+        if q % 11 != 5:  # q = 5, 16, ...: relevant items, no predictions
+            for it in items[:10]:
+                pred_rows.append((f"q{q:02d}", f"i{it:02d}", round(float(rng.random()), 1),
+                                  weight, tier))
+        if q % 13 != 7:  # q = 7, 20, ...: predictions, no judgments
+            for it in items[rng.integers(0, 4):][:6]:
+                truth_rows.append((f"q{q:02d}", f"i{it:02d}",
+                                   0 if q % 17 == 3 else int(rng.integers(0, 4))))
+    pred = pl.DataFrame(pred_rows, orient="row",
+                        schema=["user", "item", "score", "weight", "tier"])
+    truth = pl.DataFrame(truth_rows, orient="row", schema=["user", "item", "relevance"])
+    return pred.sample(fraction=1.0, shuffle=True, seed=seed), truth
+
+
+RANKING_METRICS: list[Any] = [
+    {"metric": "ndcg@5", "min": 0.5}, "ndcg@10", {"metric": "ndcg@5", "gain": "exponential"},
+    "dcg@3", "map", "map@5", {"metric": "map@5", "denominator": "min_k_relevant"}, "mrr",
+    "precision@3", "recall@5", "f1@5", "hit_rate@3", "micro_recall@5", "r_precision", "auc",
+    {"metric": "ndcg@5", "ties": "id"}, {"metric": "precision@5", "ties": "input"},
+    {"metric": "map", "missing": "zero", "unjudged": "zero"},
+]
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_ranking_segments_weights_ties_policies(spark, tmp_path, fmt):
+    pred, truth = ranking_frames(30)
+    cfg = {"task": "ranking", "predictions": write(pred, tmp_path, "p", fmt),
+           "truth": write(truth, tmp_path, "t", fmt),
+           "columns": {"weight": "weight", "extra": {"query": "user"}},
+           "group_by": ["tier"], "metrics": RANKING_METRICS}
+    got = same(cfg, tmp_path)
+    assert got.alignment.extra["queries_only_in_truth"] > 0
+    # queries with judgments only have no tier (the segment column is the predictions')
+    assert [s.key for s in got.segments] == [{"tier": "basic"}, {"tier": "gold"}, {"tier": None}]
+
+
+def test_ranking_sample_configs(spark, tmp_path):
+    """The bundled list-column (JSONL, exploded) and TREC samples, every metric Spark runs."""
+    from tests.conftest import CONFIGS
+
+    for name in ("ranking-lists.yaml", "ranking-trec.yaml"):
+        cfg = yaml.safe_load((CONFIGS / name).read_text())
+        for key in ("predictions", "truth"):
+            cfg[key] = str((CONFIGS / cfg[key]).resolve())
+        same(cfg, tmp_path)
+
+
+def test_ranking_beyond_accuracy_refused_before_reading(spark, tmp_path):
+    cfg = {"task": "ranking", "predictions": str(tmp_path / "none.parquet"),
+           "truth": str(tmp_path / "none.parquet"), "metrics": ["ndcg@10", "novelty@10"]}
+    with pytest.raises(MetricError, match=r"'novelty@10' cannot run on engine spark"):
+        run(cfg, tmp_path, "spark")

@@ -158,3 +158,33 @@ def test_regression_matches_regression_metrics(spark, tmp_path):  # noqa: F811
     unit = RegressionMetrics(spark.sparkContext.parallelize(
         list(zip(yhat.tolist(), y.tolist(), strict=True)), 2))
     assert got["r2"] == pytest.approx(unit.r2, rel=REL)
+
+
+def test_ranking_matches_ranking_metrics(spark, tmp_path):  # noqa: F811
+    """compat: spark (MAP@k over min(k, |relevant|), exponential NDCG gain, binary relevance
+    here) against RankingMetrics on the same ranked lists; distinct scores, no ties."""
+    from pyspark.mllib.evaluation import RankingMetrics
+
+    rng = np.random.default_rng(25)
+    pred_rows, truth_rows, lists = [], [], []
+    for q in range(80):
+        ranked = [f"i{x:02d}" for x in rng.choice(50, 12, replace=False)]
+        relevant = [f"i{x:02d}" for x in rng.choice(50, int(rng.integers(1, 8)), replace=False)]
+        pred_rows += [(q, item, 1.0 - r / 100) for r, item in enumerate(ranked)]
+        truth_rows += [(q, item, 1) for item in relevant]
+        lists.append((ranked, relevant))
+    pred = pl.DataFrame(pred_rows, orient="row", schema=["query", "item", "score"])
+    truth = pl.DataFrame(truth_rows, orient="row", schema=["query", "item", "relevance"])
+    metrics = ["map", "map@5", "precision@5", "precision@20", "recall@5", "ndcg@5", "ndcg@20"]
+    got = evalcli_values({"task": "ranking", "predictions": write(pred, tmp_path, "p"),
+                          "truth": write(truth, tmp_path, "t"), "options": {"compat": "spark"},
+                          "metrics": metrics}, tmp_path)
+    ref = RankingMetrics(spark.sparkContext.parallelize(lists, 2))
+    expected = {
+        "map": ref.meanAveragePrecision, "map@5": ref.meanAveragePrecisionAt(5),
+        "precision@5": ref.precisionAt(5), "precision@20": ref.precisionAt(20),
+        "recall@5": ref.recallAt(5), "ndcg@5": ref.ndcgAt(5), "ndcg@20": ref.ndcgAt(20),
+    }
+    assert sorted(got) == sorted(expected)
+    for key, want in expected.items():
+        assert got[key] == pytest.approx(want, rel=REL), key

@@ -61,6 +61,9 @@ INSTALL = "pip install 'evalcli[spark]'"
 P, T = "p:", "t:"
 """Prefixes of the predictions' and the truth's columns in the co-partitioned frame."""
 SIDE = "__side"
+ORDER = "__evalcli_input_order"
+"""A row's place in its input, kept through the shuffle when the task's reshape reads row order
+(e.g. ranking's tie-break by input position): each partition sorts its rows by it."""
 PARTS = "part string, data binary"
 """What each partition returns: named partial results, each a Polars frame as Arrow IPC."""
 SESSION_DEFAULTS = {"spark.ui.showConsoleProgress": "false"}
@@ -244,6 +247,11 @@ def _ipc(df: pl.DataFrame) -> bytes:
     return buf.getvalue()
 
 
+def _in_order(df: pl.DataFrame, order: str) -> pl.DataFrame:
+    """The rows in input order, without the order column (when the run shipped one)."""
+    return df.sort(order).drop(order) if order in df.columns else df
+
+
 def _first_rows(lf: pl.LazyFrame, ids: Sequence[str], role: str, n: int = 1) -> pl.LazyFrame:
     cols = [*ids, role] if role not in ids else list(ids)
     if ids:
@@ -276,12 +284,12 @@ class PartitionJob:
     def aligned(self, df: pl.DataFrame) -> Aligned:
         """This partition's rows aligned by the Polars engine's code."""
         if self.truth_cols is None:
-            pred = df
+            pred = _in_order(df, ORDER)
             truth = None
         else:
-            pred = df.filter(pl.col(SIDE) == 0).select(
+            pred = _in_order(df.filter(pl.col(SIDE) == 0), P + ORDER).select(
                 [pl.col(P + c).alias(c) for c in self.pred_cols])
-            truth = df.filter(pl.col(SIDE) == 1).select(
+            truth = _in_order(df.filter(pl.col(SIDE) == 1), T + ORDER).select(
                 [pl.col(T + c).alias(c) for c in self.truth_cols])
         inputs = replace(
             self.inputs,
@@ -456,8 +464,10 @@ def co_partitioned(si: SparkInputs, plan: Plan, a: Aligned, stats: Mapping[str, 
             raise ConfigError(f"a statistic needs the rows of each {role} together, and the "
                               f"inputs have no {role} column",
                               hint=f"name the {role} column under 'columns:'")
+    ordered = plan.task.reshape is not None
+    order = [F.monotonically_increasing_id().alias(ORDER)] if ordered else []
     if si.truth is None or truth_cols is None:
-        df = si.predictions.select([_col(c) for c in pred_cols])
+        df = si.predictions.select([_col(c) for c in pred_cols] + order)
         if keep:
             df = df.repartition(*(_col(a.columns[r]) for r in keep))
         return df
@@ -474,8 +484,10 @@ def co_partitioned(si: SparkInputs, plan: Plan, a: Aligned, stats: Mapping[str, 
         return a.columns.get(key, key)
 
     left = si.predictions.select([_col(c).alias(P + c) for c in pred_cols]
+                                 + [o.alias(P + ORDER) for o in order]
                                  + [F.lit(0).cast("tinyint").alias(SIDE)])
     right = si.truth.select([_col(c).alias(T + c) for c in truth_cols]
+                            + [o.alias(T + ORDER) for o in order]
                             + [F.lit(1).cast("tinyint").alias(SIDE)])
     both = left.unionByName(right, allowMissingColumns=True)
     return both.repartition(*(F.coalesce(_col(P + src(k)), _col(T + src(k))) for k in by))
