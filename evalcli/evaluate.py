@@ -219,11 +219,18 @@ def _ranking_extras(cfg: Config, prep: Prepared) -> dict[str, Any]:
 
 
 def _finish_ranking(cfg: Config, computed: Mapping[str, Any], result: RunResult) -> None:
-    from evalcli.metrics.ranking_core import PER_QUERY, QUERIES, per_query_output, query_counts
+    from evalcli.metrics.ranking_core import (
+        PER_QUERY,
+        QUERIES,
+        Q,
+        per_query_output,
+        query_counts,
+    )
 
     result.alignment.extra.update(query_counts(computed[QUERIES]))
-    if cfg.per_query is not None:
-        write_table(per_query_output(computed[PER_QUERY]), Path(cfg.resolve(cfg.per_query)))
+    if cfg.per_query is not None:  # sorted: engine spark gathers the queries by partition
+        write_table(per_query_output(computed[PER_QUERY]).sort(Q, nulls_last=True),
+                    Path(cfg.resolve(cfg.per_query)))
 
 
 def write_table(df: pl.DataFrame, path: Path) -> None:

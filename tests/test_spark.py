@@ -468,6 +468,13 @@ def test_ranking_sample_configs(spark, tmp_path):
         for key in ("predictions", "truth"):
             cfg[key] = str((CONFIGS / cfg[key]).resolve())
         same(cfg, tmp_path)
+    # per-query values: the same table, in the same (query) order
+    for engine in ("polars", "spark"):
+        run({**cfg, "per_query": str(tmp_path / f"{engine}.csv")}, tmp_path, engine)
+    from polars.testing import assert_frame_equal
+
+    assert_frame_equal(pl.read_csv(tmp_path / "polars.csv"), pl.read_csv(tmp_path / "spark.csv"),
+                       rel_tol=1e-9)
 
 
 def test_ranking_beyond_accuracy_refused_before_reading(spark, tmp_path):
