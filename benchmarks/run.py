@@ -5,6 +5,7 @@
                                             # 10^5 queries, plus start-up and alignment
     python benchmarks/run.py --families binary --sizes 1e7 --repeats 7
     python benchmarks/run.py --streaming    # adds the 10^8-row case beyond memory (disk!)
+    python benchmarks/run.py --spark --families binary --sizes 1e7 --no-align  # + engine spark
 
 Every measurement is a fresh process (``/usr/bin/time`` style: wall clock around the process,
 peak resident memory from ``wait4``), repeated ``--repeats`` times (at least 5), interleaved
@@ -342,6 +343,93 @@ def streaming(size: int, chunks: int, keep: bool) -> dict[str, Any]:
     return out
 
 
+# --------------------------------------------------------------------------- engine: spark
+
+SPARK_CASES = {"binary": 10**7, "ranking": 10**5}
+"""The Spark rows: the 10^7-row binary and the 10^5-query ranking sets (--quick: the small)."""
+SPARK_CONFIG = """engine: spark
+spark:
+  master: local[*]
+  conf:
+    spark.driver.memory: 6g
+    spark.sql.shuffle.partitions: 16
+"""
+
+
+def spark_rows(quick: bool, repeats: int) -> dict[str, Any]:
+    """The cases' configs again with ``engine: spark`` in local mode: fresh processes (JVM
+    start included), values checked against the in-process engine's run of the same config."""
+    import importlib.util
+
+    if importlib.util.find_spec("pyspark") is None or not (
+            shutil.which("java") or os.environ.get("JAVA_HOME")):
+        say("\n== engine spark: skipped (needs pip install 'evalcli[spark]' and Java 17+)")
+        return {"skipped": "pyspark or Java missing"}
+    out: dict[str, Any] = {}
+    for family, size in SPARK_CASES.items():
+        size = QUICK_SIZES[family][0] if quick else size
+        folder = generate.generate(family, size, ("parquet",))
+        base, cfg = folder / "config-parquet.yaml", folder / "config-spark.yaml"
+        cfg.write_text(_spark_config(base.read_text()))
+        name = f"{family} {size:,}"
+        say(f"\n== engine spark, local[*]: {name}")
+        try:
+            local = evalcli_proc(base)
+            runs = [evalcli_proc(cfg) for _ in range(repeats)]
+        except ChildFailed as exc:
+            out[name] = {"error": str(exc)}
+            say(f"   FAILED {exc}")
+            continue
+        got = evalcli_values(runs[-1])
+        want = {k: v for k, v in evalcli_values(local).items() if k in got}
+        differ = [k for k, v in want.items() if not (
+            (v is None and got.get(k) is None)
+            or (isinstance(v, int | float) and isinstance(got.get(k), int | float)
+                and math.isclose(v, got[k], rel_tol=REL_TOL, abs_tol=ABS_TOL)))]
+        walls = [p.wall for p in runs]
+        out[name] = {"wall": statistics.median(walls), "walls": walls,
+                     "driver_rss_mb": max(p.rss_mb for p in runs), "in_process_wall": local.wall,
+                     "metrics": len(want), "values_differ": differ, "load": load()}
+        say(f"   {statistics.median(walls):.1f}s median of {repeats} (in-process: "
+            f"{local.wall:.1f}s); {len(want)} metrics, "
+            + (f"values DIFFER: {', '.join(differ)}" if differ else "values equal"))
+    return out
+
+
+def _spark_config(text: str) -> str:
+    """The config on engine: spark, without the metrics that run in-process only."""
+    import yaml
+
+    from evalcli.config import MetricEntry
+    from evalcli.metrics.registry import get_registry
+
+    cfg = yaml.safe_load(text)
+    reg = get_registry()
+    keep = [m for m in cfg.get("metrics", []) if "spark" in reg.get(
+        cfg["task"], MetricEntry.model_validate(m).metric).engines]
+    dropped = len(cfg.get("metrics", [])) - len(keep)
+    if dropped:
+        cfg["metrics"] = keep
+        say(f"   ({dropped} in-process-only metric(s) left out of the Spark run)")
+    return yaml.safe_dump(cfg, sort_keys=False) + SPARK_CONFIG
+
+
+def spark_table(rows: dict[str, Any]) -> list[str]:
+    """The Spark rows of the Markdown report."""
+    if "skipped" in rows:
+        return ["", f"engine spark: skipped ({rows['skipped']})"]
+    out = ["", "| engine spark (local[*], JVM start included) | median s | in-process s | "
+           "values |", "|---|---|---|---|"]
+    for name, r in rows.items():
+        if "error" in r:
+            out.append(f"| {name} | failed | - | - |")
+        else:
+            out.append(f"| {name} | {fmt_s(r['wall'])} | {fmt_s(r['in_process_wall'])} | "
+                       + ("differ: " + ", ".join(r["values_differ"]) if r["values_differ"]
+                          else f"equal ({r['metrics']} metrics)") + " |")
+    return out
+
+
 # --------------------------------------------------------------------------- the table
 
 def fmt_s(x: float) -> str:
@@ -464,6 +552,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="add the 10^8-row binary case run with engine: streaming")
     ap.add_argument("--streaming-rows", type=float, default=1e8)
     ap.add_argument("--keep", action="store_true", help="keep the streaming case's data")
+    ap.add_argument("--spark", action="store_true", help="add engine: spark rows (local mode) "
+                    "for the 10^7-row binary and 10^5-query ranking sets (needs the spark "
+                    "extra and Java 17+)")
+    ap.add_argument("--spark-repeats", type=int, default=3, help="timed Spark runs per case")
     args = ap.parse_args(argv)
     if args.repeats < 5:
         say("note: fewer than 5 repeats; the issue asks for the median of at least 5")
@@ -509,6 +601,8 @@ def main(argv: list[str] | None = None) -> int:
         beyond = streaming(int(args.streaming_rows), max(1, int(args.streaming_rows) // 5_000_000),
                            args.keep)
 
+    sparked = spark_rows(args.quick, args.spark_repeats) if args.spark else None
+
     info = machine()
     report = [
         f"evalcli benchmark, {time.strftime('%Y-%m-%d %H:%M')} -- {info['cpu']}, "
@@ -541,6 +635,8 @@ def main(argv: list[str] | None = None) -> int:
         for k, v in beyond.items():
             if isinstance(v, dict) and "wall" in v:
                 report.append(f"  {k}: {v['wall']:.1f} s, peak {v['rss_mb']:,.0f} MB")
+    if sparked:
+        report += spark_table(sparked)
     checks = targets(results, start, mem)
     if checks:
         report += ["", "Targets:"] + [f"  {c}" for c in checks]
@@ -552,7 +648,7 @@ def main(argv: list[str] | None = None) -> int:
     (RESULTS / "latest.json").write_text(json.dumps({
         "machine": info, "argv": argv if argv is not None else sys.argv[1:],
         "cases": [r.as_json() for r in results], "startup": start, "memory": mem,
-        "alignment": align, "streaming": beyond, "targets": checks,
+        "alignment": align, "streaming": beyond, "spark": sparked, "targets": checks,
         "load_end": load(),
     }, indent=1, default=str))
     (RESULTS / "latest.md").write_text("\n".join(report) + "\n")

@@ -482,3 +482,16 @@ def test_ranking_beyond_accuracy_refused_before_reading(spark, tmp_path):
            "truth": str(tmp_path / "none.parquet"), "metrics": ["ndcg@10", "novelty@10"]}
     with pytest.raises(MetricError, match=r"'novelty@10' cannot run on engine spark"):
         run(cfg, tmp_path, "spark")
+
+
+def test_api_inside_a_spark_application(spark, tmp_path):
+    """evalcli called from Python where a SparkSession is active: attach: required uses it."""
+    import evalcli
+
+    df = regression_frame(31, 120)
+    path = write(df, tmp_path, "d")
+    result = evalcli.evaluate({"task": "regression", "predictions": path, "metrics": ["mae"],
+                               "engine": "spark", "spark": {"attach": "required"}})
+    assert result.engine == "spark"
+    want = float((df["label"] - df["prediction"]).abs().dot(df["weight"]) / df["weight"].sum())
+    assert result.values()["mae"] == pytest.approx(want, rel=1e-12)
