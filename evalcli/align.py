@@ -192,7 +192,7 @@ def align(task: Task, inputs: Inputs) -> Aligned:
             lf = left.with_columns(pl.lit(True).alias("__in_predictions")).join(
                 right.with_columns(pl.lit(True).alias("__in_truth")),
                 on=keys, how="full", coalesce=True, validate="1:1",
-            )
+            ).cache()  # one join for every query of the run (their projections differ)
         else:
             lf = left.join(right, on=keys, how="inner", validate="1:1")
         ids = keys

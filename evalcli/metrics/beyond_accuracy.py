@@ -171,7 +171,7 @@ def _novelty_stats(params: Params, ctx: Context) -> Sequence[Stat]:
             c("p").filter(known).sum().alias("den"),
             (c("p") > 0).filter(~known).sum().alias("unknown"),
             c("weight").max().alias("w"),
-            *(c(s).drop_nulls().first().alias(s) for s in seg_cols(lf)),
+            *(c(s).max().alias(s) for s in seg_cols(lf)),
         )
         return pq.select(
             Q, *keys, c("w").fill_null(1.0), "unknown",
@@ -251,7 +251,7 @@ def _ils_per_query(ctx: Context, conv: Mapping[str, Any], k: int
         segs = seg_cols(lf)
         top = _top(lf, conv, k).select(Q, IT, "pos", "weight", *segs)
         head = top.group_by(Q).agg(
-            c("weight").max().alias("w"), *(c(s).drop_nulls().first().alias(s) for s in segs))
+            c("weight").max().alias("w"), *(c(s).max().alias(s) for s in segs))
         if features is not None:
             long = _features_long(lf, features)
             have = long.select(IT).unique()

@@ -264,7 +264,7 @@ def _normalize(lf: pl.LazyFrame, t: TaskInput) -> pl.LazyFrame:
     segs = [c for c in schema if c.startswith(SEG)]
     out = lf.with_columns(
         key.alias(ORDER), rec.alias(REC), judged.alias(JUDGED), rel.alias(REL),
-        *(pl.col(c).fill_null(pl.col(c).drop_nulls().first().over(Q)) for c in segs),
+        *(pl.col(c).fill_null(pl.col(c).max().over(Q)) for c in segs),
     )
     if POS not in schema:
         out = out.with_columns(pl.lit(0, dtype=pl.Int64).alias(POS))
@@ -371,7 +371,7 @@ def _cached(lf: pl.LazyFrame, key: tuple[Any, ...],
 
 def ranked(lf: pl.LazyFrame, ties: str, thr: float, gain: str) -> pl.LazyFrame:
     """The recommended rows sorted per query, with the positional columns of the module doc."""
-    return _cached(lf, ("ranked", ties, thr, gain), lambda: _ranked(lf, ties, thr, gain))
+    return _cached(lf, ("ranked", ties, thr, gain), lambda: _ranked(lf, ties, thr, gain).cache())
 
 
 def _ranked(lf: pl.LazyFrame, ties: str, thr: float, gain: str) -> pl.LazyFrame:
@@ -379,8 +379,10 @@ def _ranked(lf: pl.LazyFrame, ties: str, thr: float, gain: str) -> pl.LazyFrame:
     rec = lf.filter(pl.col(REC)).select(Q, IT, ORDER, REL, POS, "weight", *segs)
     if ties == "id":
         rec = rec.sort([Q, ORDER, IT], descending=[False, True, True], nulls_last=True)
-    else:
+    elif ties == "input":
         rec = rec.sort([Q, ORDER, POS], descending=[False, True, False], nulls_last=True)
+    else:  # average: the order inside a tie group does not matter
+        rec = rec.sort([Q, ORDER], descending=[False, True], nulls_last=True)
     c = pl.col
     newq = (c(Q) != c(Q).shift(1)).fill_null(True)
     rec = rec.with_columns(
@@ -440,10 +442,6 @@ def _ranked(lf: pl.LazyFrame, ties: str, thr: float, gain: str) -> pl.LazyFrame:
     return rec.select(*base, *policy).with_columns((c("pos") - c("s")).alias("t"))
 
 
-def _agg_first(segs: Sequence[str]) -> list[pl.Expr]:
-    return [pl.col(s).drop_nulls().first().alias(s) for s in segs]
-
-
 def top_per_query(lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None) -> pl.LazyFrame:
     """Per query of the predictions, everything the accuracy metrics need at cut-off ``k``.
 
@@ -454,7 +452,7 @@ def top_per_query(lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None) -> p
     recommended items), the weight and the segments.
     """
     key = ("top", conv["ties"], conv["relevance_threshold"], conv.get("gain", "linear"), k)
-    return _cached(lf, key, lambda: _top(lf, conv, k))
+    return _cached(lf, key, lambda: _top(lf, conv, k).cache())
 
 
 def _top(lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None) -> pl.LazyFrame:
@@ -465,49 +463,65 @@ def _top(lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None) -> pl.LazyFra
     if k is None:
         m = n
         within = pl.lit(True)
-        straddle = pl.lit(False)
+        straddle = pl.lit(0, dtype=pl.Int8)
+        src = rk
     else:
         m = (pl.lit(k, dtype=pl.Int64) - s).clip(0, c("n")).cast(F64)
         within = pos <= k
-        straddle = ((c("s_tie") < k) & (c("s_tie") + c("n_tie") > k)).any()
+        straddle = ((c("s_tie") < k) & (c("s_tie") + c("n_tie") > k)).cast(pl.Int8)
+        src = rk.filter(s < k)
     disc = pl.when(within).then(1.0 / (pos.cast(F64) + 1.0).log(2)).otherwise(0.0)
     inner = pl.when(n > 1).then((t - 1.0) * (r - 1.0) / (n - 1.0)).otherwise(0.0)
     ap_term = pl.when(within).then((r / n) * (c("R0").cast(F64) + 1.0 + inner) / pos).otherwise(0.0)
-    first_group = (c("R0") == 0) & (c("r") > 0)
-    rr_factor = pl.when(t == 1).then(1.0).otherwise(
-        ((n - r - t + 2.0) / (n - t + 1.0)).clip(lower_bound=0.0))
-    rr_term = pl.when(within).then(r / n / pos).otherwise(0.0)
+    # P(no relevant item in the top k) = Π over the rows within k of (n−r−t+1)/(n−t+1): a sum
+    # of logs of the positive factors, and a count of the zero ones
     none_factor = pl.when(t <= m).then(
         ((n - r - t + 1.0) / (n - t + 1.0)).clip(lower_bound=0.0)).otherwise(1.0)
     # AUC: ordered (relevant, other) pairs among the recommended items; a tie counts 1/2
     above = pl.when(c("n") > 1).then(c("R0").cast(F64) + 0.5 * r).otherwise(c("R0").cast(F64))
-    neg = 1 - c("b")
-    src = rk if k is None else rk.filter(c("s") < k)
+    neg = (1 - c("b")).cast(F64)
+    rows = src.select(
+        Q, "qlen", "weight", *segs,
+        (c("b").cast(F64) * m / n).alias("_hits"),
+        (disc * c("G") / n).alias("_dcg"),
+        ap_term.alias("_ap"),
+        straddle.alias("_straddle"),
+        (none_factor == 0).cast(pl.Int64).alias("_zero"),
+        pl.when(none_factor > 0).then(none_factor.log()).otherwise(0.0).alias("_log"),
+        *([(above * neg).alias("_auc"), c("b").alias("b"), neg.alias("_neg")]
+          if k is None else []),
+    )
     aggs = [
         c("qlen").first().alias("qlen"),
-        (c("b").cast(F64) * m / n).sum().alias("hits"),
-        (disc * c("G") / n).sum().alias("dcg"),
-        ap_term.sum().alias("ap_sum"),
-        (rr_term.filter(first_group) * rr_factor.filter(first_group).cum_prod()).sum()
-        .alias("rr"),
-        none_factor.product().alias("p_none"),
-        straddle.alias("straddle"),
+        c("_hits").sum().alias("hits"),
+        c("_dcg").sum().alias("dcg"),
+        c("_ap").sum().alias("ap_sum"),
+        c("_straddle").max().cast(pl.Boolean).alias("straddle"),
+        c("_zero").sum().alias("_zeros"),
+        c("_log").sum().alias("_logs"),
         c("weight").max().alias("w"),
-        *_agg_first(segs),
+        *(c(sg).max().alias(sg) for sg in segs),
     ]
     if k is None:
-        aggs += [
-            (above * neg.cast(F64)).sum().alias("auc_num"),
-            c("b").sum().alias("auc_pos"),
-            neg.sum().alias("auc_neg"),
-        ]
-    return src.group_by(Q).agg(aggs)
+        aggs += [c("_auc").sum().alias("auc_num"), c("b").sum().alias("auc_pos"),
+                 c("_neg").sum().alias("auc_neg")]
+    per = rows.group_by(Q).agg(aggs).with_columns(
+        pl.when(c("_zeros") > 0).then(0.0).otherwise(c("_logs").exp()).alias("p_none"),
+    ).drop("_zeros", "_logs")
+    # RR: only the first group holding a relevant item matters (one row per query when there
+    # are no ties); P_t = (r/n)·Π_{i<t} (n−r−i+1)/(n−i) along that group
+    first = src.filter((c("R0") == 0) & (c("r") > 0) & within)
+    factor = pl.when(t == 1).then(1.0).otherwise(
+        ((n - r - t + 2.0) / (n - t + 1.0)).clip(lower_bound=0.0))
+    rr = first.select(Q, (r / n / pos * factor.cum_prod().over(Q)).alias("_rr")).group_by(Q).agg(
+        c("_rr").sum().alias("rr"))
+    return per.join(rr, on=Q, how="left").with_columns(c("rr").fill_null(0.0))
 
 
 def truth_per_query(lf: pl.LazyFrame, thr: float, gain: str, k: int | None) -> pl.LazyFrame:
     """Per judged query: relevant items ``R``, judged items ``J`` and the ideal DCG at ``k``
     (the gains of all judged items of the query, best first)."""
-    return _cached(lf, ("truth", thr, gain, k), lambda: _truth(lf, thr, gain, k))
+    return _cached(lf, ("truth", thr, gain, k), lambda: _truth(lf, thr, gain, k).cache())
 
 
 def _truth(lf: pl.LazyFrame, thr: float, gain: str, k: int | None) -> pl.LazyFrame:
@@ -524,7 +538,7 @@ def _truth(lf: pl.LazyFrame, thr: float, gain: str, k: int | None) -> pl.LazyFra
         pl.len().alias("J"),
         ideal.sum().alias("idcg"),
         c("weight").max().alias("w_t"),
-        *(c(s).drop_nulls().first().alias(s + "_t") for s in segs),
+        *(c(s).max().alias(s + "_t") for s in segs),
     )
 
 
@@ -536,7 +550,7 @@ def joined_per_query(lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None) -
     the query in the average (as 0 when it is not ``ok``).
     """
     key = ("joined", *sorted((a, str(b)) for a, b in conv.items()), k)
-    return _cached(lf, key, lambda: _joined(lf, conv, k))
+    return _cached(lf, key, lambda: _joined(lf, conv, k).cache())
 
 
 def _joined(lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None) -> pl.LazyFrame:
@@ -745,7 +759,7 @@ PER_QUERY = "ranking.per_query"
 
 def _queries_build(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
     per = lf.group_by(Q).agg(pl.col(REC).any().alias("p"), pl.col(JUDGED).any().alias("t"),
-                             *(pl.col(k).drop_nulls().first() for k in keys))
+                             *(pl.col(k).max() for k in keys))
     p, t = pl.col("p"), pl.col("t")
     aggs = [
         p.sum().cast(pl.Int64).alias("queries_in_predictions"),
