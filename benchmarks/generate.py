@@ -15,7 +15,8 @@ family that the columns allow, so one run computes them all). The same seed give
 
 The truth file's rows are shuffled relative to the predictions, so the join is a real one.
 ``--chunks N`` writes each side as a folder of N Parquet files instead (for data larger than
-memory: each chunk is generated and written on its own).
+memory: each chunk is generated and written on its own), plus ``joined/``: the same rows as one
+input holding predictions and labels (``config-onefile.yaml``).
 
     python benchmarks/generate.py binary 1000000            # -> benchmarks/data/binary-1000000/
     python benchmarks/generate.py ranking 10000 --formats parquet
@@ -165,8 +166,8 @@ def case_dir(family: str, size: int, root: Path = DATA, suffix: str = "") -> Pat
     return root / f"{family}-{size}{suffix}"
 
 
-def config_text(family: str, pred: str, truth: str) -> str:
-    lines = [f"task: {family}", f"predictions: {pred}", f"truth: {truth}"]
+def config_text(family: str, pred: str, truth: str | None) -> str:
+    lines = [f"task: {family}", f"predictions: {pred}"] + ([f"truth: {truth}"] if truth else [])
     if family == "ranking":  # the columns have the roles' names; ranx's conventions
         lines += ["options: {compat: ranx}"]
     metrics = METRICS[family]
@@ -217,16 +218,21 @@ def generate(family: str, size: int, formats: tuple[str, ...] = ("parquet", "csv
     else:
         if formats != ("parquet",):
             raise SystemExit("--chunks writes Parquet only")
-        for side in ("predictions", "truth"):
+        for side in ("predictions", "truth", "joined"):
             (out / side).mkdir()
         for i, lo, n in _chunks(size, chunks):
             pred, truth = make(n, _rng(family, size, i), lo, quantize)
             pred.write_parquet(out / "predictions" / f"part-{i:04d}.parquet")
             truth.write_parquet(out / "truth" / f"part-{i:04d}.parquet")
+            # the same rows as one file of predictions with their labels (no join to do)
+            keys = ["query", "item"] if family == "ranking" else ["id"]
+            pred.join(truth, on=keys, how="left" if family == "ranking" else "inner").write_parquet(
+                out / "joined" / f"part-{i:04d}.parquet")
             del pred, truth
             print(f"  chunk {i + 1}/{chunks}", file=sys.stderr, flush=True)
         (out / "config-parquet.yaml").write_text(
             config_text(family, "predictions/*.parquet", "truth/*.parquet"))
+        (out / "config-onefile.yaml").write_text(config_text(family, "joined/*.parquet", None))
     stamp.write_text(json.dumps(want))
     return out
 

@@ -304,37 +304,41 @@ def make_align_variants(base: Path, size: int) -> dict[str, Path]:
 # --------------------------------------------------------------------------- beyond memory
 
 def streaming(size: int, chunks: int, keep: bool) -> dict[str, Any]:
-    """A binary case larger than the in-memory engine should hold, run with engine: streaming.
+    """A binary case larger than the in-memory engine should hold, run with engine: streaming,
+    as two files to join and as one file of predictions with labels.
 
     Scores are rounded to 6 decimals: the exact curve metrics keep one row per distinct score,
-    and with 10^8 distinct float scores that table alone is as large as the data."""
-    bytes_per_row = 8 + 8 + 8 + 8 + 8  # id twice, score, prediction, label (int64/float64)
-    need = size * 18  # Parquet on disk, about 18 bytes a row here
+    and with 10^8 distinct float scores that table alone would be as large as the data."""
+    need = size * 40  # Parquet on disk, both layouts, about 40 bytes a row in all
     free = shutil.disk_usage(generate.DATA.parent).free
-    say(f"\n== beyond memory: binary {size:,} rows in {chunks} Parquet chunks a side")
-    if free < 3 * need:
-        say(f"   skipped: {free / 2**30:.1f} GiB free on disk, want {3 * need / 2**30:.1f}")
+    say(f"\n== beyond memory: binary {size:,} rows in {chunks} Parquet chunks")
+    if free < 2 * need:
+        say(f"   skipped: {free / 2**30:.1f} GiB free on disk, want {2 * need / 2**30:.1f}")
         return {"skipped": "disk"}
     t0 = time.perf_counter()
     folder = generate.generate("binary", size, ("parquet",), chunks=chunks, quantize=6)
     gen_s = time.perf_counter() - t0
-    disk = sum(f.stat().st_size for f in folder.rglob("*.parquet"))
-    out: dict[str, Any] = {"rows": size, "chunks": chunks, "disk_bytes": disk,
-                           "in_memory_bytes": size * bytes_per_row, "generate_s": gen_s}
-    for name, text in {
-        "two files (join), engine: streaming": "",
-    }.items():
-        cfg = folder / "config-streaming.yaml"
-        cfg.write_text((folder / "config-parquet.yaml").read_text() + "engine: streaming\n" + text)
-        res = {}
+    out: dict[str, Any] = {"rows": size, "chunks": chunks, "generate_s": round(gen_s, 1)}
+    layouts = {
+        # in memory: id twice, score, prediction, label (8 bytes each)
+        "two files (join on id)": ("config-parquet.yaml", 40, ("predictions", "truth")),
+        # in memory: id, score, prediction, label
+        "one file (labels beside the predictions)": ("config-onefile.yaml", 32, ("joined",)),
+    }
+    for name, (config, row_bytes, dirs) in layouts.items():
+        cfg = folder / config.replace(".yaml", "-streaming.yaml")
+        cfg.write_text((folder / config).read_text() + "engine: streaming\n")
+        disk = sum(f.stat().st_size for d in dirs for f in (folder / d).glob("*.parquet"))
+        res: dict[str, Any] = {"disk_mb": disk / 2**20, "in_memory_mb": size * row_bytes / 2**20}
         try:
             p = evalcli_proc(cfg)
-            res = {"wall": p.wall, "rss_mb": p.rss_mb, "values": evalcli_values(p),
-                   "load": load()}
-            say(f"   {name}: {p.wall:.1f}s, peak {p.rss_mb:,.0f} MB "
-                f"(data in memory {size * bytes_per_row / 2**20:,.0f} MB)")
+            report = json.loads(p.stdout)
+            res.update(wall=p.wall, rss_mb=p.rss_mb, engine=report.get("engine"),
+                       values=evalcli_values(p), load=load())
+            say(f"   {name}: {p.wall:.1f}s, peak {p.rss_mb:,.0f} MB (data in memory "
+                f"{res['in_memory_mb']:,.0f} MB, on disk {res['disk_mb']:,.0f} MB)")
         except ChildFailed as exc:
-            res = {"error": str(exc)}
+            res["error"] = str(exc)
             say(f"   {name}: FAILED {exc}")
         out[name] = res
     if not keep:
@@ -629,12 +633,17 @@ def main(argv: list[str] | None = None) -> int:
                 f"{row[k]['wall']:.2f} ({row[k].get('inside', row[k]['wall']):.2f})"
                 for k in (*ALIGN_KINDS, "evalcli")) + " |")
         report.append("(whole process, and in parentheses the time inside it after imports)")
-    if beyond:
-        report += ["", "beyond memory: " + json.dumps(
-            {k: v for k, v in beyond.items() if not isinstance(v, dict)})]
+    if beyond and "rows" in beyond:
+        report += ["", f"| beyond memory: binary {beyond['rows']:,} rows, engine: streaming "
+                   "| wall s | peak MB | data in memory MB | on disk MB | peak / in memory |",
+                   "|---|---|---|---|---|---|"]
         for k, v in beyond.items():
             if isinstance(v, dict) and "wall" in v:
-                report.append(f"  {k}: {v['wall']:.1f} s, peak {v['rss_mb']:,.0f} MB")
+                report.append(f"| {k} | {v['wall']:.1f} | {v['rss_mb']:,.0f} | "
+                              f"{v['in_memory_mb']:,.0f} | {v['disk_mb']:,.0f} | "
+                              f"{v['rss_mb'] / v['in_memory_mb']:.2f} |")
+            elif isinstance(v, dict) and "error" in v:
+                report.append(f"| {k} | failed: {v['error'].splitlines()[-1][:80]} | | | | |")
     if sparked:
         report += spark_table(sparked)
     checks = targets(results, start, mem)
