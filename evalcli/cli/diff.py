@@ -57,7 +57,11 @@ def diff(
         "--output", "-o", help="Also write the diff (.json or .md), atomically.",
         dir_okay=False)] = None,
 ) -> None:
-    """Compare two JSON reports: deltas, better/worse, gates on regressions."""
+    """Compare two JSON reports: deltas and regression gates.
+
+    Each metric's change is marked better or worse by its direction; gates limit how much a
+    metric may drop or require it to improve. Exit 1 when a gate fails.
+    """
     from evalcli.diff import diff_reports, gates_from_options, load_report, parse_gate_option
     from evalcli.errors import EXIT_GATE_FAILED, EXIT_OK
 

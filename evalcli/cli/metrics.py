@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from evalcli.metrics.registry import Registry
 
 app = typer.Typer(
-    help="List the metrics (name, family, parameters, direction, definition, origin), or show "
-    "one.",
+    help="List the metrics, or show one in full.\n\nThe list gives each metric's family, "
+    "parameters with their defaults, direction, one-line definition and origin.",
     invoke_without_command=True,
     no_args_is_help=False,
 )
@@ -30,8 +30,15 @@ PluginOption = Annotated[list[Path] | None, typer.Option(
 
 
 def _params(m: Metric) -> str:
-    return ", ".join(p.name + ("=required" if p.default is None and not p.nullable
-                               else f"={p.default}") for p in m.params) or "—"
+    """``name=default`` for each parameter; a nullable one without a default shows its name
+    alone (unset: the convention its help describes, e.g. chosen by a compat preset)."""
+    out = []
+    for p in m.params:
+        if p.default is None:
+            out.append(p.name if p.nullable else f"{p.name}=required")
+        else:
+            out.append(f"{p.name}={p.default}")
+    return " ".join(out) or "—"
 
 
 def _registry(plugins: list[Path] | None) -> Registry:
@@ -71,17 +78,28 @@ def list_metrics(
     reg = _registry(plugin)
     if family is not None:
         reg.task(family)
-    t = Table(box=box.SIMPLE_HEAVY)
-    for col in ("metric", "family", "parameters (defaults)", "better", "definition", "origin"):
-        t.add_column(col, overflow="fold")
-    for m in reg:
-        if family is not None and m.family != family:
-            continue
-        t.add_row(escape(m.name + (f" ({', '.join(m.aliases)})" if m.aliases else "")),
-                  m.family, escape(_params(m)), m.direction, escape(m.summary),
-                  escape(_origin(m)))
     out = stdout()
-    out.print(t)
+    families = [family] if family else list(dict.fromkeys(m.family for m in reg))
+    show_origin = any(m.origin != "built-in" for m in reg)
+    for fam in families:
+        t = Table(box=box.SIMPLE_HEAVY, title=f"{fam}: {escape(reg.task(fam).summary)}",
+                  title_justify="left", title_style="bold")
+        t.add_column("metric", overflow="fold", ratio=2)
+        t.add_column("better", no_wrap=True)
+        t.add_column("definition", overflow="fold", ratio=3)
+        t.add_column("parameters (defaults)", overflow="fold", ratio=3, style="dim")
+        if show_origin:
+            t.add_column("origin", overflow="fold", ratio=1)
+        for m in reg:
+            if m.family != fam:
+                continue
+            name = escape(m.name) + (f"\n[dim]{escape(', '.join(m.aliases))}[/]"
+                                     if m.aliases else "")
+            row = [name, m.direction, escape(m.summary), escape(_params(m))]
+            if show_origin:
+                row.append(escape(_origin(m)))
+            t.add_row(*row)
+        out.print(t)
     out.print("[dim]evalcli metrics show NAME for the formula and conventions[/]")
 
 
