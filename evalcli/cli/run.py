@@ -41,7 +41,7 @@ class Engine(str, Enum):
 
 
 ENGINE_HELP = ("Run on this engine instead of the config's: auto, polars, streaming, or spark "
-               "(needs pip install 'evalcli[spark]' and Java 17+).")
+               "(needs pip install 'evalcli\\[spark]' and Java 17+).")
 
 
 class CurvesFormat(str, Enum):
