@@ -672,16 +672,9 @@ def query_stat(name: str, k: int | None, conv: Mapping[str, Any],
         return reduce_queries(per_query(lf, keys), keys,
                               {n: f() for n, f in (extra or {}).items()})
 
+    # rows of one query must be in one part (for engines that split the data)
     return QueryStat(key=keyed(name, k, conv, key_extra), build=build, combine=add_by,
-                     per_query=per_query, conventions=dict(conv),
-                     **_partition())
-
-
-def _partition() -> dict[str, Any]:
-    """Rows of one query must be in one part (for engines that split the data)."""
-    if "partition_by" in getattr(FrameStat, "__dataclass_fields__", {}):
-        return {"partition_by": (Q,)}
-    return {}
+                     partition_by=(Q,), per_query=per_query, conventions=dict(conv))
 
 
 def value_of(stats: Mapping[str, Any], k: int | None,
