@@ -28,20 +28,37 @@ def _status(m: MetricResult) -> Text:
     return Text("pass", style="green") if m.passed else Text("FAIL", style="bold red")
 
 
+def shared_notes(metrics: list[MetricResult]) -> dict[str, int]:
+    """Notes that several metrics carry, numbered: the table shows them once, as footnotes."""
+    count: dict[str, int] = {}
+    for m in metrics:
+        for n in dict.fromkeys(m.notes):
+            count[n] = count.get(n, 0) + 1
+    shared = [n for n, c in count.items() if c > 1]
+    return {n: i for i, n in enumerate(shared, 1)}
+
+
 def metrics_table(r: RunResult) -> Table:
     gated = any(m.gate is not None for m in r.metrics)
+    footnotes = shared_notes(r.metrics)
     verdict = ""
     if gated and r.gating:
         verdict = " — passed" if r.passed else f" — {len(r.failures)} gate(s) failed"
     t = Table(title=f"evalcli · {r.task}{verdict}", box=box.SIMPLE_HEAVY, title_justify="left")
-    t.add_column("metric", style="bold")
+    t.add_column("metric", style="bold", overflow="fold")
     t.add_column("value", justify="right")
     if gated:
         t.add_column("gate")
         t.add_column("status")
     t.add_column("notes", style="dim", overflow="fold")
+    if footnotes:
+        t.caption = "\n".join(f"[{i}] {n}" for n, i in footnotes.items())
+        t.caption_justify = "left"
+        t.caption_style = "dim"
     for m in r.metrics:
-        notes = "; ".join(m.notes)
+        marks = "".join(f"[{footnotes[n]}]" for n in dict.fromkeys(m.notes) if n in footnotes)
+        own = [n for n in m.notes if n not in footnotes]
+        notes = "; ".join([*own, marks] if marks else own)
         if "threshold" in m.details and m.metric == "peak_f1":
             notes = (f"at threshold {m.details['threshold']:.6g}; " + notes).rstrip("; ")
         value = fmt_value(m.value)
@@ -231,6 +248,14 @@ def _badness(x: Mapping[str, Any]) -> float:
 
 def alignment_text(r: RunResult) -> Text:
     a = r.alignment
+    if "queries_in_both" in a.extra:
+        x = a.extra
+        return Text(
+            f"queries: {x['queries_in_both']:,} in both files, "
+            f"{x.get('queries_only_in_predictions', 0):,} only in the predictions, "
+            f"{x.get('queries_only_in_truth', 0):,} only in the truth · (query, item) pairs: "
+            f"{a.matched:,} recommended and judged, {a.only_in_predictions:,} recommended but "
+            f"not judged, {a.only_in_truth:,} judged but not recommended", style="dim")
     parts = [f"rows evaluated: {a.matched - a.dropped_nulls:,}"]
     if r.truth is not None:
         parts.append(f"matched {a.matched:,}, only in predictions {a.only_in_predictions:,}, "
