@@ -8,6 +8,7 @@ working directory.
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from enum import Enum
 from pathlib import Path
@@ -285,8 +286,10 @@ class Config(Strict):
 
     def resolve(self, path: str) -> str:
         """A config path made absolute relative to the config file's folder."""
+        if "://" in path:
+            return path
         p = Path(path).expanduser()
-        return str(p if p.is_absolute() or "://" in path else self.base_dir / p)
+        return os.path.normpath(p if p.is_absolute() else self.base_dir / p)
 
 
 def _format_loc(loc: tuple[Any, ...]) -> str:

@@ -20,21 +20,34 @@ def validate(
 
     Checks the keys, the metric names and parameters, the files, the columns and their types.
     """
+    from rich.markup import escape
+
     from evalcli.config import load_config
-    from evalcli.evaluate import prepare
+    from evalcli.evaluate import prepare, segment_gates
+    from evalcli.report import display_path
 
     cfg = load_config(config)
     prep = prepare(cfg)
+    seg_gates = segment_gates(cfg, prep.plan)
     a = prep.aligned
     out = stdout()
-    out.print(f"[green]✓[/] {config}: task {cfg.task}, {len(prep.plan.metrics)} metric(s)"
+    out.print(f"[green]✓[/] {escape(str(config))}: task {cfg.task}, "
+              f"{len(prep.plan.metrics)} metric(s)"
               + (" (the task's default set)" if prep.plan.defaulted else ""))
+    def rel(path: str) -> str:
+        return " and ".join(display_path(p) for p in path.split(" and ")) if path else ""
+
     for role, col in sorted(a.columns.items()):
-        out.print(f"  {role:<11} ← {col} ({a.schema[role]}) in {a.role_file.get(role, '')}")
+        out.print(escape(f"  {role:<11} ← {col} ({a.schema[role]}) in "
+                         f"{rel(a.role_file.get(role, ''))}"))
     if a.ids:
-        out.print(f"  {'id':<11} ← {', '.join(a.ids)}")
+        out.print(escape(f"  {'id':<11} ← {', '.join(a.ids)}"))
     for seg in a.segments:
-        out.print(f"  {'segment':<11} ← {seg}")
+        out.print(escape(f"  {'segment':<11} ← {seg}"))
     for pm in prep.plan.metrics:
         gate = f"  gate {pm.gate.describe()}" if pm.gate else ""
-        out.print(f"  metric {pm.id}{gate}")
+        per_segment = seg_gates.get(pm.id, {})
+        if per_segment:
+            gate += "  per segment: " + ", ".join(
+                f"{label}: {g.describe()}" for label, g in per_segment.items())
+        out.print(escape(f"  metric {pm.id}{gate}"))

@@ -104,10 +104,7 @@ class Param:
                     raise ValueError(value)
                 coerced = str(value)
             elif self.type is tuple:
-                if isinstance(value, str):
-                    coerced = tuple(value.split(","))
-                else:
-                    coerced = tuple(value)
+                coerced = tuple(value.split(",")) if isinstance(value, str) else tuple(value)
             else:  # pragma: no cover - declarations use the types above
                 coerced = value
         except (TypeError, ValueError):

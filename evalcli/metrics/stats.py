@@ -13,7 +13,9 @@ import polars as pl
 CombineOp = Literal["sum", "max", "min"]
 
 
-def combine_columns(df: pl.DataFrame, keys: list[str], ops: Mapping[str, CombineOp]) -> pl.DataFrame:
+def combine_columns(
+    df: pl.DataFrame, keys: list[str], ops: Mapping[str, CombineOp]
+) -> pl.DataFrame:
     """Combine partial rows column by column with ``sum``, ``max`` or ``min``.
 
     >>> parts = pl.DataFrame({"tp": [1.0, 2.0], "mx": [3.0, 1.0]})

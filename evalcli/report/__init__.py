@@ -75,6 +75,21 @@ def format_for(path: Path) -> ReportFormat:
     return fmt
 
 
+def display_path(path: str) -> str:
+    """A path as people read it: relative to the working directory when it lies below it.
+
+    >>> display_path("https://host/x.parquet")
+    'https://host/x.parquet'
+    """
+    if "://" in path or not os.path.isabs(path):
+        return path
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if rel.startswith("..") else rel
+
+
 def _umask_mode() -> int:
     mask = os.umask(0)
     os.umask(mask)

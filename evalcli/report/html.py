@@ -268,7 +268,7 @@ def _baseline(d: Mapping[str, Any]) -> str:
 
 
 def _inputs(r: RunResult) -> str:
-    from evalcli.report.json import _path
+    from evalcli.report import display_path as _path
 
     a = r.alignment
     items = [f"predictions: <code>{escape(_path(r.predictions.path))}</code>"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from typing import Any
 
 from evalcli._version import __version__
 from evalcli.config import SCHEMA_VERSION
+from evalcli.report import display_path
 from evalcli.result import MetricResult, RunResult
 
 
@@ -20,14 +20,6 @@ def _clean(v: Any) -> Any:
     if isinstance(v, list | tuple):
         return [_clean(x) for x in v]
     return v
-
-
-def _path(p: str) -> str:
-    try:
-        rel = os.path.relpath(p)
-    except ValueError:
-        return p
-    return p if rel.startswith("..") else rel
 
 
 def metric_dict(m: MetricResult) -> dict[str, Any]:
@@ -52,11 +44,11 @@ def metric_dict(m: MetricResult) -> dict[str, Any]:
 
 def to_dict(r: RunResult) -> dict[str, Any]:
     inputs: dict[str, Any] = {
-        "predictions": {"path": _path(r.predictions.path), "rows": r.predictions.rows,
+        "predictions": {"path": display_path(r.predictions.path), "rows": r.predictions.rows,
                         "columns": r.predictions.columns},
     }
     if r.truth is not None:
-        inputs["truth"] = {"path": _path(r.truth.path), "rows": r.truth.rows,
+        inputs["truth"] = {"path": display_path(r.truth.path), "rows": r.truth.rows,
                            "columns": r.truth.columns}
     a = r.alignment
     out: dict[str, Any] = {

@@ -207,9 +207,9 @@ def inputs_section(r: RunResult) -> list[str]:
 
 
 def _rel(p: str) -> str:
-    from evalcli.report.json import _path
+    from evalcli.report import display_path
 
-    return _path(p)
+    return display_path(p)
 
 
 def footer(engine: str | None = None) -> list[str]:
