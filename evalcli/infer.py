@@ -102,6 +102,87 @@ def infer_task(lf: Any, col: str, schema: dict[str, Any], positive: str | None,
     return "multiclass"
 
 
+QUERY_NAMES = ("query", "qid", "query_id", "user", "user_id", "userid", "session", "example")
+ITEM_NAMES = ("item", "doc", "docid", "doc_id", "docno", "document", "item_id", "itemid",
+              "product", "product_id", "label")
+RELEVANCE_NAMES = ("relevance", "rel", "grade", "rating", "gain", "judgment")
+RANK_NAMES = ("rank", "position", "pos")
+
+
+def _ranking_columns(pnames: Sequence[str], tnames: Sequence[str], pfile: str, tfile: str, *,
+                     required: bool, score: str | None, relevance: str | None
+                     ) -> dict[str, str] | None:
+    """Query and item columns present in both files (and score/rank, relevance), or None."""
+    found: dict[str, str] = {}
+    for role, names in (("query", QUERY_NAMES), ("item", ITEM_NAMES)):
+        both = [c for c in pnames if c in tnames]
+        hit = _find(both, names, role, f"{pfile} and {tfile}")
+        if hit is None:
+            if required:
+                raise InputDataError(
+                    f"a ranking evaluation needs a {role} column in both files; looked for "
+                    f"{', '.join(names[:5])} ... among {', '.join(both) or '(no shared column)'}",
+                    hint="rename the column, or write a config with "
+                    f"'columns: {{extra: {{{role}: NAME}}}}'",
+                )
+            return None
+        found[role] = hit
+    if found["item"].lower() == "label" and not required:
+        return None  # a shared 'label' column is a classification truth, not ranked items
+    if score is not None:
+        found["score"] = score
+    elif (s := _find(pnames, SCORE_NAMES, "score", pfile)) is not None:
+        found["score"] = s
+    elif (r := _find(pnames, RANK_NAMES, "rank", pfile)) is not None:
+        found["rank"] = r
+    rel = relevance or _find(tnames, RELEVANCE_NAMES, "relevance", tfile)
+    if rel is not None:
+        found["relevance"] = rel
+    return found
+
+
+def _ranking_config(predictions: str, truth: str | None, cols: dict[str, str], inferred_task: bool,
+                    *, metrics: Sequence[str], weight: str | None, gates: Sequence[str],
+                    group_by: Sequence[str]) -> tuple[Config, list[str]]:
+    columns: dict[str, Any] = {"extra": {r: c for r, c in cols.items() if r != "score"}}
+    if "score" in cols:
+        columns["score"] = cols["score"]
+    if weight:
+        columns["weight"] = weight
+    entries = _gated_entries(metrics, gates)
+    data: dict[str, Any] = {
+        "task": "ranking",
+        "predictions": str(Path(predictions).resolve()),
+        "columns": columns,
+        "metrics": entries,
+        "group_by": list(group_by),
+    }
+    if truth:
+        data["truth"] = str(Path(truth).resolve())
+    cfg = parse_config(data, "command line", Path.cwd())
+    if gates and not metrics:
+        cfg = _with_defaults(cfg)
+    notes = ["task=ranking"] if inferred_task else []
+    return cfg, notes + [f"{r}={c}" for r, c in cols.items()]
+
+
+def _gated_entries(metrics: Sequence[str], gates: Sequence[str]) -> list[Any]:
+    """Metric entries from -m ids with the --gate bounds attached (a gated metric is added)."""
+    entries: list[Any] = list(metrics)
+    for g in gates:
+        name, bound, value = parse_gate(g)
+        for i, e in enumerate(entries):
+            if isinstance(e, str) and e == name:
+                entries[i] = {"metric": name, bound: value}
+                break
+            if isinstance(e, dict) and e["metric"] == name:
+                e[bound] = value
+                break
+        else:
+            entries.append({"metric": name, bound: value})
+    return entries
+
+
 def build_config(
     predictions: str, truth: str | None, *, task: str | None, metrics: Sequence[str],
     ids: Sequence[str], label: str | None, score: str | None, prediction: str | None,
@@ -112,6 +193,13 @@ def build_config(
     inferred: list[str] = []
     pnames, pschema, plf = _schema(predictions)
     tnames, tschema, tlf = _schema(truth) if truth else ([], {}, None)
+    if task in (None, "ranking"):
+        ranking = _ranking_columns(pnames, tnames if truth else pnames, predictions,
+                                   truth or predictions, required=task == "ranking",
+                                   score=score, relevance=label)
+        if ranking is not None:
+            return _ranking_config(predictions, truth, ranking, task is None, metrics=metrics,
+                                   weight=weight, gates=gates, group_by=group_by)
     if truth is not None and not ids:
         common = [c for c in pnames if c in tnames]
         named = [c for c in common if c.lower() in ID_NAMES or c.lower().endswith("_id")]
@@ -179,18 +267,7 @@ def build_config(
         columns["weight"] = weight
     if ids:
         columns["id"] = list(ids)
-    entries: list[Any] = list(metrics)
-    for g in gates:
-        name, bound, value = parse_gate(g)
-        for i, e in enumerate(entries):
-            if isinstance(e, str) and e == name:
-                entries[i] = {"metric": name, bound: value}
-                break
-            if isinstance(e, dict) and e["metric"] == name:
-                e[bound] = value
-                break
-        else:
-            entries.append({"metric": name, bound: value})
+    entries = _gated_entries(metrics, gates)
     data: dict[str, Any] = {
         "task": task,
         "predictions": str(Path(predictions).resolve()),
