@@ -138,6 +138,8 @@ def _ranking_columns(pnames: Sequence[str], tnames: Sequence[str], pfile: str, t
     rel = relevance or _find(tnames, RELEVANCE_NAMES, "relevance", tfile)
     if rel is not None:
         found["relevance"] = rel
+    elif not required and _find(tnames, LABEL_NAMES, "label", tfile) is not None:
+        return None  # keyed classification (e.g. user_id, item_id, label), not a ranking
     return found
 
 
@@ -193,7 +195,7 @@ def build_config(
     inferred: list[str] = []
     pnames, pschema, plf = _schema(predictions)
     tnames, tschema, tlf = _schema(truth) if truth else ([], {}, None)
-    if task in (None, "ranking"):
+    if task == "ranking" or (task is None and not ids):
         ranking = _ranking_columns(pnames, tnames if truth else pnames, predictions,
                                    truth or predictions, required=task == "ranking",
                                    score=score, relevance=label)

@@ -244,3 +244,29 @@ def test_weight_and_group_by(cli: Cli, tmp_path: Path) -> None:
 
 def test_missing_file(cli: Cli, tmp_path: Path) -> None:
     user_error(cli("compare", str(tmp_path / "nope.csv")), r"nope\.csv does not exist")
+
+
+@pytest.mark.parametrize("files", [
+    ("ranking_predictions.parquet", "ranking_truth.parquet"),
+    ("ranking.run", "ranking.qrels"),
+])
+def test_ranking_is_inferred_from_query_and_item_columns(cli: Cli, files: tuple[str, str]) -> None:
+    from tests.conftest import CONFIGS, SAMPLES
+
+    got = report(cli("compare", str(SAMPLES / files[0]), str(SAMPLES / files[1]), "-f", "json",
+                     "-m", "ndcg@10", "-m", "mrr", "--gate", "ndcg@10>=0.99"))
+    assert got["task"] == "ranking"
+    ref = report(cli("run", str(CONFIGS / "ranking-quickstart.yaml"), "-f", "json", "--no-gate"))
+    want = {m["id"]: m["value"] for m in ref["metrics"]}
+    values = {m["id"]: m["value"] for m in got["metrics"]}
+    assert values["ndcg@10"] == pytest.approx(want["ndcg@10"], abs=1e-12)
+    assert values["mrr"] == pytest.approx(want["mrr"], abs=1e-12)
+    assert got["passed"] is False and got["metrics"][0]["gate"] == {"min": 0.99}
+
+
+def test_keyed_classification_is_not_taken_for_a_ranking(cli: Cli, tmp_path: Path) -> None:
+    p = write(tmp_path, "p.csv", "query,item,score\n1,1,0.9\n2,1,0.2\n")
+    t = write(tmp_path, "t.csv", "query,item,label\n1,1,1\n2,1,0\n")
+    user_error(cli("compare", p, t), r"cannot tell which column joins")
+    rep = report(cli("compare", p, t, "--task", "ranking", "-f", "json", "-m", "mrr"))
+    assert rep["task"] == "ranking"
