@@ -388,6 +388,18 @@ def test_string_labels_with_positive() -> None:
     assert got["precision"] == pytest.approx(0.5) and got["recall"] == pytest.approx(0.5)
 
 
+def test_string_labels_with_positive_and_a_zero_one_prediction() -> None:
+    # the prediction is coded 0/1, not like the labels: positive maps the labels only
+    df = pl.DataFrame({"label": ["yes", "no", "yes"], "prediction": [1, 1, 0]})
+    got = values(run(df, "binary", ["accuracy", "precision", "recall"],
+                     options={"positive": "yes"}))
+    assert got["accuracy"] == pytest.approx(1 / 3)
+    assert got["precision"] == pytest.approx(1 / 2) and got["recall"] == pytest.approx(1 / 2)
+    bad = pl.DataFrame({"label": ["yes", "no"], "prediction": [2, 1]})
+    with pytest.raises(InputDataError, match=r"prediction column must hold 0 and 1"):
+        run(bad, "binary", ["accuracy"], options={"positive": "yes"})
+
+
 def test_string_labels_without_positive_are_an_error() -> None:
     df = pl.DataFrame({"label": ["yes", "no"], "score": [0.9, 0.4]})
     with pytest.raises(InputDataError, match="positive"):

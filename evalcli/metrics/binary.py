@@ -44,10 +44,22 @@ def _is_numeric(dtype: pl.DataType) -> bool:
     return dtype.is_numeric()
 
 
+def _kind(dtype: pl.DataType) -> str:
+    return "bool" if dtype == pl.Boolean else "number" if _is_numeric(dtype) else "text"
+
+
+def _uses_positive(role: str, t: TaskInput) -> bool:
+    """Whether ``positive`` maps this role's values: the label's always; the prediction's when
+    it is coded like the label (a 0/1 prediction beside "yes"/"no" labels is read as 0/1)."""
+    if t.options.get("positive") is None or role not in t.schema:
+        return False
+    return role == "label" or _kind(t.schema[role]) == _kind(t.schema["label"])
+
+
 def _binary_rule(role: str, t: TaskInput) -> Check | None:
     """Labels (and hard predictions) must be 0/1 or booleans, unless ``positive`` names one."""
     dtype = t.schema.get(role)
-    if dtype is None or t.options.get("positive") is not None or dtype == pl.Boolean:
+    if dtype is None or _uses_positive(role, t) or dtype == pl.Boolean:
         return None
     col = pl.col(role)
     if _is_numeric(dtype):
@@ -99,10 +111,9 @@ def _positive_value(role: str, t: TaskInput) -> Any:
 
 
 def _checks(t: TaskInput) -> list[Check]:
-    if t.options.get("positive") is not None:
-        for role in ("label", "prediction"):
-            if role in t.roles:
-                _positive_value(role, t)  # raises when the option cannot name a class
+    for role in ("label", "prediction"):
+        if role in t.roles and _uses_positive(role, t):
+            _positive_value(role, t)  # raises when the option cannot name a class
     out = [c for role in ("label", "prediction") if role in t.roles
            if (c := _binary_rule(role, t)) is not None]
     if "score" in t.roles:
@@ -121,8 +132,7 @@ def _checks(t: TaskInput) -> list[Check]:
 
 def _to01(role: str, t: TaskInput) -> pl.Expr:
     col = pl.col(role)
-    positive = t.options.get("positive")
-    if positive is not None:
+    if _uses_positive(role, t):
         pos = _positive_value(role, t)
         if isinstance(pos, str):
             col = col.cast(pl.String)
@@ -146,7 +156,7 @@ TASK = Task(
     roles=(
         Role("label", "the true class: 0/1, true/false, or any value with 'positive' set", True),
         Role("score", "the model's score or probability of the positive class", numeric=True),
-        Role("prediction", "the hard prediction, coded like the label"),
+        Role("prediction", "the hard prediction: coded like the label, or 0/1"),
     ),
     options=(
         Param("positive", str, None, "the label value of the positive class (for string labels)",

@@ -47,7 +47,14 @@ def combine_moments(
     >>> parts = pl.DataFrame({"w": [2.0, 2.0], "m": [1.0, 3.0], "s": [0.0, 0.0]})
     >>> combine_moments(parts, [], {"y": ("m", "s")}, "w").row(0)
     (4.0, 2.0, 4.0)
+    >>> with_empty = pl.DataFrame({"w": [2.0, 0.0], "m": [1.0, float("nan")], "s": [0.5, 0.0]})
+    >>> combine_moments(with_empty, [], {"y": ("m", "s")}, "w").row(0)
+    (2.0, 1.0, 0.5)
     """
+    # a part with no weight has an undefined (NaN) mean; it must add nothing, not spoil the sum
+    empty = pl.col(weight) <= 0
+    df = df.with_columns(pl.when(empty).then(0.0).otherwise(pl.col(c)).alias(c)
+                         for pair in groups.values() for c in pair)
     w = pl.col(weight)
     total = w.sum()
     exprs: list[pl.Expr] = [total.alias(weight)]
