@@ -225,16 +225,22 @@ def _same_key_types(left: pl.LazyFrame, right: pl.LazyFrame, keys: Sequence[str]
 def materialize(a: Aligned, how: str = "inner") -> Aligned:
     """Align two inputs in memory, the fastest correct way (the in-memory engine's path).
 
-    Each side is read once, only the columns the run needs. A side not sorted by its keys is
-    sorted (sorting 10^7 integer keys costs about a third of hashing them for a join). On sorted
-    sides a duplicated key is two equal neighbours, so the 1:1 check is one O(n) comparison
-    instead of the lazy join's hash-based validation. Sides holding the same keys then line up
-    by position with no join at all; otherwise Polars merges them (a merge join on one sorted
-    key, a hash join on several). The values are the lazy join's: only the row order differs,
-    and no statistic depends on it.
+    Each side is read once, only the columns the run needs, and sorted by its keys unless it
+    already is (sorting 10^7 integer keys costs about a third of hashing them for a join).
+    Several integer keys (query and item) are first packed into one integer that sorts the
+    same way. On sorted sides a duplicated key is two equal neighbours, so the 1:1 check is one
+    O(n) comparison instead of the lazy join's hash-based validation. Then:
 
-    Single inputs, full joins, and inputs this path cannot read (the lazy path then reports the
-    problem with its diagnostics) come back unchanged.
+    - inner join: sides holding the same keys line up by position, with no join at all;
+      otherwise Polars merges the sorted sides;
+    - full join (ranking): a merge of the predictions with the truth (left join) plus the
+      truth's rows no prediction matched, flagged as the lazy full join flags them.
+
+    Keys with nulls (which match nothing) or of several non-integer columns fall back to
+    Polars' hash join, still without the validation. The values are the lazy join's: only the
+    row order differs, and no statistic depends on it. Single inputs, and inputs this path
+    cannot read (the lazy path then reports the problem with its diagnostics), come back
+    unchanged.
 
     >>> pred = pl.LazyFrame({"id": [3, 1, 2], "score": [0.3, 0.1, 0.2]})
     >>> truth = pl.LazyFrame({"id": [2, 3, 1], "label": [1, 0, 1]})
@@ -244,28 +250,84 @@ def materialize(a: Aligned, how: str = "inner") -> Aligned:
     >>> materialize(a).lf.collect().rows()
     [(1, 0.1, 1), (2, 0.2, 1), (3, 0.3, 0)]
     """
-    if a.truth_rows is None or not a.ids or how != "inner":
+    if a.truth_rows is None or not a.ids or how not in ("inner", "full"):
         return a
     keys = list(a.ids)
     try:
         left, right = pl.collect_all([a.pred_rows, a.truth_rows])
     except pl.exceptions.PolarsError:
         return a
-    left, right = _sorted_by(left, keys), _sorted_by(right, keys)
-    if _adjacent_duplicates(left, keys) or _adjacent_duplicates(right, keys):
-        raise duplicate_error(a)
-    if (left.height == right.height and not any(left[k].has_nulls() for k in keys)
-            and left.select(keys).equals(right.select(keys))):
-        joined = pl.concat([left, right.drop(keys)], how="horizontal")
-    else:
-        joined = left.join(right, on=keys, how="inner")
-    if "weight" in a.schema and "weight" not in joined.columns:
-        joined = joined.with_columns(pl.lit(1.0, dtype=pl.Float64).alias("weight"))
-    joined = joined.select(list(a.schema))
-    if joined.schema != a.schema:
+    if any(left.schema[k] != right.schema[k] for k in keys):
         return a
-    return replace(a, lf=joined.lazy(), pred_rows=left.select(keys).lazy(),
-                   truth_rows=right.select(keys).lazy())
+    packed = _packed_key(left, right, keys)
+    on = keys
+    if packed is not None:
+        left, right, on = left.with_columns(packed), right.with_columns(packed), [_KEY]
+    left, right = _sorted_by(left, on), _sorted_by(right, on)
+    if _adjacent_duplicates(left, on) or _adjacent_duplicates(right, on):
+        raise duplicate_error(a)
+    merge = len(on) == 1 and not left[on[0]].has_nulls() and not right[on[0]].has_nulls()
+    payload = right.drop(keys) if packed is not None else right
+    truth_keys = right.select(keys)
+    if how == "inner":
+        if (merge and left.height == right.height
+                and left.get_column(on[0]).equals(right.get_column(on[0]))):
+            joined = pl.concat([left, right.drop(*keys, *on)], how="horizontal")
+            truth_keys = left.select(keys)  # the same keys: the truth's copy can go
+        else:
+            joined = left.join(payload, on=on, how="inner")
+    elif merge:
+        lt = left.with_columns(pl.lit(True).alias("__in_predictions"))
+        rt = right.with_columns(pl.lit(True).alias("__in_truth"))
+        both = lt.join(rt.drop(keys) if packed is not None else rt, on=on, how="left")
+        only_truth = rt.join(lt.select(*on, "__in_predictions"), on=on, how="left").filter(
+            pl.col("__in_predictions").is_null())
+        joined = pl.concat([both, only_truth], how="diagonal")
+    else:
+        joined = left.with_columns(pl.lit(True).alias("__in_predictions")).join(
+            right.with_columns(pl.lit(True).alias("__in_truth")), on=keys, how="full",
+            coalesce=True)
+    lf = joined.lazy()
+    if "weight" in a.schema and "weight" not in joined.columns:  # a constant: never stored
+        lf = lf.with_columns(pl.lit(1.0, dtype=pl.Float64).alias("weight"))
+    lf = lf.select(list(a.schema))
+    if lf.collect_schema() != a.schema:
+        return a
+    return replace(a, lf=lf, pred_rows=left.select(keys).lazy(), truth_rows=truth_keys.lazy())
+
+
+_KEY = "__align_key"
+
+
+def _packed_key(left: pl.DataFrame, right: pl.DataFrame, keys: Sequence[str]) -> pl.Expr | None:
+    """One Int64 ordering rows as the integer ``keys`` do, lexicographically, when there are
+    several, they hold no nulls, and their ranges multiply to less than 2^62.
+
+    >>> df = pl.DataFrame({"q": [2, 1, 1], "i": [5, 9, 7]})
+    >>> df.select(_packed_key(df, df, ["q", "i"])).to_series().to_list()
+    [5, 4, 2]
+    """
+    if len(keys) < 2:
+        return None
+    spans: list[tuple[str, int, int]] = []
+    total = 1
+    for k in keys:
+        lc, rc = left.get_column(k), right.get_column(k)
+        if not lc.dtype.is_integer() or lc.has_nulls() or rc.has_nulls() or \
+                not (len(lc) and len(rc)):
+            return None
+        lo = min(int(lc.min()), int(rc.min()))  # type: ignore[arg-type]
+        hi = max(int(lc.max()), int(rc.max()))  # type: ignore[arg-type]
+        spans.append((k, lo, hi - lo + 1))
+        total *= hi - lo + 1
+        if total >= 2**62:
+            return None
+    expr = pl.lit(0, dtype=pl.Int64)
+    stride = 1
+    for k, lo, span in reversed(spans):
+        expr = expr + (pl.col(k) - lo).cast(pl.Int64) * stride
+        stride *= span
+    return expr.alias(_KEY)
 
 
 def _sorted_by(df: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:

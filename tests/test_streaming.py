@@ -225,6 +225,26 @@ def test_multilabel_engines_agree():
     both_engines({"task": "multilabel"}, pred, truth)
 
 
+def test_ranking_engines_agree():
+    rng = np.random.default_rng(15)
+    queries, items = 60, 12
+    q = np.repeat(np.arange(queries), items)
+    it = rng.integers(0, 40, queries * items) + 1000 * q  # unique within a query
+    it = np.unique(np.stack([q, it], 1), axis=0)
+    pred = pl.DataFrame({"query": it[:, 0], "item": it[:, 1],
+                         "score": rng.random(len(it)).round(1)})  # ties
+    rel = pred.sample(fraction=0.25, seed=3).select("query", "item")
+    extra = pl.DataFrame({"query": [queries + 1, queries + 1], "item": [1, 2]})  # unjudged...
+    truth = pl.concat([rel, extra, pl.DataFrame({"query": [0], "item": [999_999]})]
+                      ).with_columns(pl.Series("relevance", rng.integers(0, 4, rel.height + 3)))
+    cfg = {"task": "ranking", "metrics": [
+        "precision@5", "recall@5", "ndcg@5", "map", "mrr", "hit_rate@3", "r_precision", "auc",
+        "dcg@5", "micro_recall@5"]}
+    report = both_engines(cfg, pred, truth.sample(fraction=1.0, shuffle=True, seed=4))
+    assert report["alignment"]["only_in_truth"] > 0
+    both_engines({**cfg, "options": {"compat": "ranx"}}, pred, truth)
+
+
 def test_auto_engine_streams_above_the_threshold(tmp_path, monkeypatch):
     pred, truth = binary_frames(1000, 14)
     pred.write_parquet(tmp_path / "p.parquet")
@@ -249,4 +269,21 @@ def test_materialize_keeps_the_schema_and_proves_the_keys_unique():
     assert m.schema == a.schema
     assert m.lf.collect().sort("id").equals(lazy.collect().sort("id"))
     assert m.pred_rows.collect().height == 3 and m.truth_rows is not None
-    assert materialize(a, "full") is a  # full joins stay lazy
+
+
+@pytest.mark.parametrize("nulls", [False, True])
+def test_materialize_full_join_flags_rows_as_the_lazy_join(nulls):
+    pred = pl.LazyFrame({"q": [2, 1, 1, 3], "i": [7, 9, 8, 1], "score": [0.1, 0.2, 0.3, 0.4]})
+    truth = pl.LazyFrame({"q": [1, 2, 4, None if nulls else 5], "i": [9, 6, 1, 1],
+                          "rel": [1, 2, 3, 1]})
+    keys = ["q", "i"]
+    lazy = pred.with_columns(pl.lit(True).alias("__in_predictions")).join(
+        truth.with_columns(pl.lit(True).alias("__in_truth")), on=keys, how="full",
+        coalesce=True, validate="1:1").with_columns(pl.lit(1.0).alias("weight"))
+    inputs = Inputs(Source("p.csv"), Source("t.csv"), {}, keys)
+    a = Aligned(lazy, frozenset({"score"}), dict(lazy.collect_schema()), {}, keys, [], pred,
+                truth, pred, truth, inputs)
+    m = materialize(a, "full")
+    assert m is not a and m.schema == a.schema
+    order = [*keys, "score", "rel"]
+    assert m.lf.collect().sort(order).equals(lazy.collect().sort(order))
