@@ -15,8 +15,11 @@ family that the columns allow, so one run computes them all). The same seed give
 
 The truth file's rows are shuffled relative to the predictions, so the join is a real one.
 ``--chunks N`` writes each side as a folder of N Parquet files instead (for data larger than
-memory: each chunk is generated and written on its own), plus ``joined/``: the same rows as one
-input holding predictions and labels (``config-onefile.yaml``).
+memory: each chunk is generated and written on its own), both in key order, as partitioned
+pipelines usually write them (the streaming engine then merges the two sides in constant
+memory; unsorted sides need Polars' hash join, whose memory grows with the data), plus
+``joined/``: the same rows as one input holding predictions and labels
+(``config-onefile.yaml``).
 
     python benchmarks/generate.py binary 1000000            # -> benchmarks/data/binary-1000000/
     python benchmarks/generate.py ranking 10000 --formats parquet
@@ -220,12 +223,13 @@ def generate(family: str, size: int, formats: tuple[str, ...] = ("parquet", "csv
             raise SystemExit("--chunks writes Parquet only")
         for side in ("predictions", "truth", "joined"):
             (out / side).mkdir()
+        keys = ["query", "item"] if family == "ranking" else ["id"]
         for i, lo, n in _chunks(size, chunks):
             pred, truth = make(n, _rng(family, size, i), lo, quantize)
+            truth = truth.sort(keys)  # chunked data is written in key order (see the docstring)
             pred.write_parquet(out / "predictions" / f"part-{i:04d}.parquet")
             truth.write_parquet(out / "truth" / f"part-{i:04d}.parquet")
             # the same rows as one file of predictions with their labels (no join to do)
-            keys = ["query", "item"] if family == "ranking" else ["id"]
             pred.join(truth, on=keys, how="left" if family == "ranking" else "inner").write_parquet(
                 out / "joined" / f"part-{i:04d}.parquet")
             del pred, truth
