@@ -226,7 +226,7 @@ def evalcli_align(family: str, pred: str, truth: str) -> dict[str, Any]:
 
     from evalcli.align import materialize
     from evalcli.config import load_config
-    from evalcli.evaluate import prepare
+    from evalcli.runner import prepare
 
     t0 = time.perf_counter()
     prep = prepare(load_config(Path(pred).parent / "config-parquet.yaml"))

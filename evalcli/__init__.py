@@ -19,8 +19,6 @@ The names below are the stable public API. They load on first use, so ``import e
 from __future__ import annotations
 
 import importlib
-import sys
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from evalcli._version import __version__
@@ -84,21 +82,3 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *_EXPORTS})
-
-
-class _Package(ModuleType):
-    """The package, guarding ``evalcli.evaluate``: the API function, not the submodule.
-
-    ``evalcli/evaluate.py`` (the run path shared by the CLI and the API) has the name of the
-    public function. Importing a submodule binds it as an attribute of its package, which
-    would replace the function with the module; this keeps the function. The submodule stays
-    importable as usual (``from evalcli.evaluate import run_config``).
-    """
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "evaluate" and isinstance(value, ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

@@ -110,7 +110,7 @@ def evaluate(
     Gates are evaluated (``result.passed``, ``result.failures``); ``gating=False`` reports
     without failing. Raises a :class:`~evalcli.errors.UserError` subclass on bad input.
     """
-    from evalcli.evaluate import override, run_config
+    from evalcli.runner import override, run_config
 
     frames: dict[str, pl.LazyFrame] = {}
     given = {"predictions": predictions, "truth": truth}

@@ -291,7 +291,7 @@ def build_config(
 def _with_defaults(cfg: Config) -> Config:
     """Gates without -m: compute every applicable metric, with the gates on theirs."""
     from evalcli.config import MetricEntry
-    from evalcli.evaluate import prepare
+    from evalcli.runner import prepare
 
     bare = cfg.model_copy(update={"metrics": []})
     plan = prepare(bare).plan

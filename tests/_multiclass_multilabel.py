@@ -1,7 +1,7 @@
 """Run multiclass and multilabel metrics through the real pipeline in tests.
 
 Data is written to files (Parquet, CSV or JSONL), a config is validated, and
-``evalcli.evaluate.run_config`` runs it: the reader, the alignment and reshape hooks, the
+``evalcli.runner.run_config`` runs it: the reader, the alignment and reshape hooks, the
 task's checks and normalisation and the one-pass engine are all exercised.
 """
 
@@ -16,8 +16,8 @@ from typing import Any
 import polars as pl
 
 from evalcli.config import parse_config
-from evalcli.evaluate import run_config
 from evalcli.result import RunResult
+from evalcli.runner import run_config
 
 TMP = Path(tempfile.mkdtemp(prefix="evalcli-mcml-"))
 _counter = itertools.count()

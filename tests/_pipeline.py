@@ -16,8 +16,8 @@ from typing import Any
 import polars as pl
 
 from evalcli.config import parse_config
-from evalcli.evaluate import run_config
 from evalcli.result import RunResult
+from evalcli.runner import run_config
 
 _TMP = Path(tempfile.mkdtemp(prefix="evalcli-tests-"))
 atexit.register(shutil.rmtree, _TMP, ignore_errors=True)

@@ -240,8 +240,7 @@ def test_stable_names_load_lazily_from_the_package_root():
     code = (
         "import sys, evalcli\n"
         "assert 'polars' not in sys.modules, 'import evalcli must stay light'\n"
-        "import evalcli.evaluate\n"                     # the run-path submodule ...
-        "from evalcli.evaluate import run_config\n"
+        "import evalcli.runner\n"                       # the run path shared with the CLI
         "assert callable(evalcli.evaluate) and evalcli.evaluate.__module__ == 'evalcli.api'\n"
         "for name in evalcli.__all__:\n"
         "    getattr(evalcli, name)\n"

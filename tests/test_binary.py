@@ -465,7 +465,7 @@ def test_positive_yes_from_a_yaml_config(tmp_path: object) -> None:
     from pathlib import Path
 
     from evalcli.config import load_config
-    from evalcli.evaluate import run_config
+    from evalcli.runner import run_config
 
     folder = Path(str(tmp_path))
     (folder / "p.csv").write_text("answer,score\nyes,0.9\nno,0.2\nyes,0.4\nno,0.5\n")

@@ -15,7 +15,7 @@ from evalcli.config import (
     parse_metric_id,
 )
 from evalcli.errors import ConfigError, MetricError
-from evalcli.evaluate import prepare
+from evalcli.runner import prepare
 
 
 def _yaml(tmp_path: Path, text: str, name: str = "c.yaml") -> Path:

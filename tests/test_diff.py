@@ -13,8 +13,8 @@ import pytest
 from evalcli.config import parse_config
 from evalcli.diff import ChangeGate, Gates, check_change, compare_values, diff_reports
 from evalcli.errors import ConfigError, InputDataError
-from evalcli.evaluate import run_config
 from evalcli.report import ReportFormat, render
+from evalcli.runner import run_config
 from tests.conftest import CONFIGS
 
 

@@ -17,8 +17,8 @@ import polars as pl
 import pytest
 
 from evalcli.config import parse_config
-from evalcli.evaluate import run_config
 from evalcli.report.json import to_dict
+from evalcli.runner import run_config
 
 BINARY_METRICS = ["accuracy", "precision", "recall", "f1", "mcc", "auroc", "auprc",
                   "average_precision", "log_loss", "brier", "peak_f1"]

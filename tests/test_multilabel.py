@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from sklearn import metrics as skm
 from sklearn.preprocessing import MultiLabelBinarizer
 
-from evalcli.evaluate import run_path
 from evalcli.report.json import to_dict
+from evalcli.runner import run_path
 from tests._multiclass_multilabel import by_id, run, values
 from tests.conftest import CONFIGS
 

@@ -180,7 +180,7 @@ def evaluate(tmp: Path, preds: pl.DataFrame, truth: pl.DataFrame | None,
              metrics: Sequence[Any], **cfg: Any) -> dict[str, Any]:
     """Run evalcli on the frames (written as Parquet); the metric results by id."""
     from evalcli.config import parse_config
-    from evalcli.evaluate import run_config
+    from evalcli.runner import run_config
 
     tmp.mkdir(parents=True, exist_ok=True)
     preds.write_parquet(tmp / "p.parquet")

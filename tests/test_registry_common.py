@@ -36,10 +36,10 @@ import pytest
 from evalcli.config import parse_config
 from evalcli.engine import polars_engine
 from evalcli.engine.plan import bind
-from evalcli.evaluate import prepare, run_config
 from evalcli.metrics.base import AggStat, Context, Metric, metric_id
 from evalcli.metrics.registry import get_registry
 from evalcli.metrics.stats import combine_columns
+from evalcli.runner import prepare, run_config
 
 TMP = Path(tempfile.mkdtemp(prefix="evalcli-common-"))
 atexit.register(shutil.rmtree, TMP, ignore_errors=True)

@@ -24,10 +24,10 @@ import polars as pl
 import pytest
 
 from evalcli.config import parse_config
-from evalcli.evaluate import run_config
 from evalcli.report import ReportFormat, render, write
 from evalcli.report.html import CSP
 from evalcli.result import AlignmentInfo, InputInfo, MetricResult, RunResult
+from evalcli.runner import run_config
 from tests.test_report_golden import sample_result
 
 # --------------------------------------------------------------------------- results to render

@@ -13,9 +13,9 @@ import pytest
 
 from evalcli.config import parse_config
 from evalcli.errors import ConfigError
-from evalcli.evaluate import run_config
 from evalcli.report import ReportFormat, render
 from evalcli.result import RunResult
+from evalcli.runner import run_config
 
 BINARY = ["accuracy", "precision", "recall", "f1", "mcc", "balanced_accuracy", "auroc",
           "auprc", "average_precision", "log_loss", "brier", "peak_f1"]

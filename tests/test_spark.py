@@ -22,9 +22,9 @@ import yaml
 
 from evalcli.config import parse_config
 from evalcli.errors import ConfigError, InputDataError, MetricError, UserError
-from evalcli.evaluate import run_config
 from evalcli.report.json import to_dict
 from evalcli.result import RunResult
+from evalcli.runner import run_config
 
 pytestmark = pytest.mark.spark
 

@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 
 from evalcli.config import parse_config
-from evalcli.evaluate import run_config
+from evalcli.runner import run_config
 from tests.test_spark import spark, write  # noqa: F401 - the session fixture
 
 pytestmark = pytest.mark.spark

@@ -94,7 +94,7 @@ MEASURES = {"map": "map", "P_5": "precision@5", "P_10": "precision@10",
 def test_sample_against_pytrec_eval(tmp_path):
     pytrec_eval = pytest.importorskip("pytrec_eval")
     from evalcli.config import parse_config
-    from evalcli.evaluate import run_config
+    from evalcli.runner import run_config
 
     qrels, run = _load_trec()
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(MEASURES))

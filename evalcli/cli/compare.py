@@ -79,7 +79,7 @@ def compare(
     )
     if inferred and not quiet and format == OutputFormat.table:
         stderr().print("inferred: " + ", ".join(inferred), style="dim")
-    from evalcli.evaluate import override, run_config
+    from evalcli.runner import override, run_config
 
     if engine is not None:
         cfg = override(cfg, engine=engine.value)

@@ -88,7 +88,7 @@ def run(
     Gates (min/max on metrics) decide the exit code: 0 passed, 1 a gate failed, 2 bad input.
     """
     from evalcli.config import load_config
-    from evalcli.evaluate import override, run_config
+    from evalcli.runner import override, run_config
 
     cfg = override(load_config(config), predictions=predictions, truth=truth,
                    baseline=baseline, engine=engine.value if engine else None,

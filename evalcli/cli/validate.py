@@ -23,8 +23,8 @@ def validate(
     from rich.markup import escape
 
     from evalcli.config import load_config
-    from evalcli.evaluate import prepare, segment_gates
     from evalcli.report import display_path
+    from evalcli.runner import prepare, segment_gates
 
     cfg = load_config(config)
     prep = prepare(cfg)
