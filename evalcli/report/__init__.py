@@ -75,6 +75,50 @@ def format_for(path: Path) -> ReportFormat:
     return fmt
 
 
+def format_value(v: float | None, undefined: str = "n/a") -> str:
+    """A metric value for people: 4 decimals, or 4 significant digits when very large/small.
+
+    >>> format_value(0.912345), format_value(None), format_value(1234567.0), format_value(0.0)
+    ('0.9123', 'n/a', '1.235e+06', '0.0000')
+    """
+    if v is None:
+        return undefined
+    if v == 0 or 1e-4 <= abs(v) < 1e6:
+        return f"{v:.4f}"
+    return f"{v:.4g}"
+
+
+def format_signed(v: float | None) -> str:
+    """A change with its sign (empty when there is none).
+
+    >>> format_signed(0.01), format_signed(-0.5), format_signed(None)
+    ('+0.0100', '-0.5000', '')
+    """
+    return "" if v is None else ("+" if v > 0 else "") + format_value(v)
+
+
+def alignment_facts(r: RunResult) -> list[str]:
+    """How the inputs lined up, as plain sentences every report shows (its own way)."""
+    a = r.alignment
+    x = a.extra
+    if "queries_in_both" in x:  # ranking: full join on (query, item), counted by query
+        return [
+            f"queries: {x['queries_in_both']:,} in both files, "
+            f"{x.get('queries_only_in_predictions', 0):,} only in the predictions, "
+            f"{x.get('queries_only_in_truth', 0):,} only in the truth",
+            f"(query, item) pairs: {a.matched:,} recommended and judged, "
+            f"{a.only_in_predictions:,} recommended but not judged, "
+            f"{a.only_in_truth:,} judged but not recommended",
+        ]
+    out = []
+    if r.truth is not None:
+        out.append(f"matched {a.matched:,}, only in predictions {a.only_in_predictions:,}, "
+                   f"only in truth {a.only_in_truth:,} (unmatched: {a.unmatched_policy})")
+    out.append(f"rows evaluated: {a.matched - a.dropped_nulls:,}"
+               + (f" (dropped for nulls: {a.dropped_nulls:,})" if a.dropped_nulls else ""))
+    return out
+
+
 def display_path(path: str) -> str:
     """A path as people read it: relative to the working directory when it lies below it.
 

@@ -268,18 +268,15 @@ def _baseline(d: Mapping[str, Any]) -> str:
 
 
 def _inputs(r: RunResult) -> str:
+    from evalcli.report import alignment_facts
     from evalcli.report import display_path as _path
 
-    a = r.alignment
     items = [f"predictions: <code>{escape(_path(r.predictions.path))}</code>"
              + (f" ({r.predictions.rows:,} rows)" if r.predictions.rows is not None else "")]
     if r.truth is not None:
         items.append(f"truth: <code>{escape(_path(r.truth.path))}</code>"
                      + (f" ({r.truth.rows:,} rows)" if r.truth.rows is not None else ""))
-        items.append(f"matched {a.matched:,}, only in predictions {a.only_in_predictions:,}, "
-                     f"only in truth {a.only_in_truth:,} (unmatched: {escape(a.unmatched_policy)})")
-    items.append(f"rows evaluated: {a.matched - a.dropped_nulls:,}"
-                 + (f" (dropped for nulls: {a.dropped_nulls:,})" if a.dropped_nulls else ""))
+    items += [escape(fact) for fact in alignment_facts(r)]
     if r.options:
         items.append("options: " + escape(", ".join(f"{k}={v}" for k, v in r.options.items())))
     lis = "".join(f"<li>{i}</li>" for i in items)

@@ -12,6 +12,7 @@ from typing import Any
 
 from evalcli._version import __version__
 from evalcli.config import SCHEMA_VERSION
+from evalcli.report import alignment_facts, format_signed, format_value
 from evalcli.result import MetricResult, RunResult
 
 MAX_SEGMENT_ROWS = 50
@@ -20,17 +21,7 @@ MAX_SEGMENT_ROWS = 50
 PASS, FAIL, WARN = "✅", "❌", "⚠️"
 
 
-def fmt(v: float | None) -> str:
-    """A value for a table cell.
-
-    >>> fmt(0.912345), fmt(None), fmt(1234567.0), fmt(0.0)
-    ('0.9123', 'n/a', '1.235e+06', '0.0000')
-    """
-    if v is None:
-        return "n/a"
-    if v == 0 or 1e-4 <= abs(v) < 1e6:
-        return f"{v:.4f}"
-    return f"{v:.4g}"
+fmt = format_value
 
 
 def cell(text: object) -> str:
@@ -141,8 +132,7 @@ CHANGE = {"better": "▲ better", "worse": "▼ worse", "same": "= same", "new":
           "removed": "removed", "undefined": "n/a"}
 
 
-def _signed(v: float | None) -> str:
-    return "" if v is None else ("+" if v > 0 else "") + fmt(v)
+_signed = format_signed
 
 
 def _pct(v: float | None) -> str:
@@ -187,17 +177,13 @@ def failures_section(failures: Sequence[str]) -> list[str]:
 
 
 def inputs_section(r: RunResult) -> list[str]:
-    a = r.alignment
     lines = ["", "<details><summary>Inputs and alignment</summary>", ""]
     lines.append(f"- predictions: {code(_rel(r.predictions.path))}"
                  + (f" ({r.predictions.rows:,} rows)" if r.predictions.rows is not None else ""))
     if r.truth is not None:
         lines.append(f"- truth: {code(_rel(r.truth.path))}"
                      + (f" ({r.truth.rows:,} rows)" if r.truth.rows is not None else ""))
-        lines.append(f"- matched {a.matched:,}, only in predictions {a.only_in_predictions:,}, "
-                     f"only in truth {a.only_in_truth:,} (unmatched: {a.unmatched_policy})")
-    lines.append(f"- rows evaluated: {a.matched - a.dropped_nulls:,}"
-                 + (f" (dropped for nulls: {a.dropped_nulls:,})" if a.dropped_nulls else ""))
+    lines += [f"- {fact}" for fact in alignment_facts(r)]
     if r.options:
         lines.append("- options: " + ", ".join(f"{k}={v}" for k, v in r.options.items()))
     if r.group_by:

@@ -11,15 +11,12 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from evalcli.report import alignment_facts, format_signed, format_value
 from evalcli.result import MetricResult, RunResult
 
 
 def fmt_value(v: float | None) -> str:
-    if v is None:
-        return "undefined"
-    if v == 0 or 1e-4 <= abs(v) < 1e6:
-        return f"{v:.4f}"
-    return f"{v:.4g}"
+    return format_value(v, undefined="undefined")
 
 
 def _status(m: MetricResult) -> Text:
@@ -161,10 +158,7 @@ def segments_table(r: RunResult) -> Table | None:
     return t
 
 
-def _signed(v: float | None) -> str:
-    if v is None:
-        return ""
-    return ("+" if v > 0 else "") + fmt_value(v)
+_signed = format_signed
 
 
 def _pct(v: float | None) -> str:
@@ -247,22 +241,7 @@ def _badness(x: Mapping[str, Any]) -> float:
 
 
 def alignment_text(r: RunResult) -> Text:
-    a = r.alignment
-    if "queries_in_both" in a.extra:
-        x = a.extra
-        return Text(
-            f"queries: {x['queries_in_both']:,} in both files, "
-            f"{x.get('queries_only_in_predictions', 0):,} only in the predictions, "
-            f"{x.get('queries_only_in_truth', 0):,} only in the truth · (query, item) pairs: "
-            f"{a.matched:,} recommended and judged, {a.only_in_predictions:,} recommended but "
-            f"not judged, {a.only_in_truth:,} judged but not recommended", style="dim")
-    parts = [f"rows evaluated: {a.matched - a.dropped_nulls:,}"]
-    if r.truth is not None:
-        parts.append(f"matched {a.matched:,}, only in predictions {a.only_in_predictions:,}, "
-                     f"only in truth {a.only_in_truth:,} (unmatched: {a.unmatched_policy})")
-    if a.dropped_nulls:
-        parts.append(f"dropped for nulls: {a.dropped_nulls:,}")
-    return Text(" · ".join(parts), style="dim")
+    return Text(" · ".join(alignment_facts(r)), style="dim")
 
 
 def renderable(r: RunResult) -> RenderableType:
