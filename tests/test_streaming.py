@@ -287,3 +287,23 @@ def test_materialize_full_join_flags_rows_as_the_lazy_join(nulls):
     assert m is not a and m.schema == a.schema
     order = [*keys, "score", "rel"]
     assert m.lf.collect().sort(order).equals(lazy.collect().sort(order))
+
+
+def test_sorted_merge_only_for_strictly_increasing_keys():
+    from evalcli.align import sorted_merge
+
+    def aligned(pk: list[int], tk: list[int]) -> Aligned:
+        pred = pl.LazyFrame({"id": pk, "score": [0.5] * len(pk)})
+        truth = pl.LazyFrame({"id": tk, "label": [1] * len(tk)})
+        lazy = pred.join(truth, on="id", validate="1:1")
+        return Aligned(lazy, frozenset(), dict(lazy.collect_schema()), {}, ["id"], [], pred,
+                       truth, pred, truth, Inputs(Source("p.csv"), Source("t.csv"), {}, ["id"]))
+
+    a = aligned([1, 2, 5], [2, 5, 9])
+    assert sorted_merge(a) is not a
+    assert sorted_merge(a).lf.collect(engine="streaming")["id"].to_list() == [2, 5]
+    for pk, tk in (([2, 1, 5], [2, 5, 9]), ([1, 2, 2], [2, 5, 9]), ([1, 2, 5], [9, 5, 2]),
+                   ([None, 1, 2], [2, 5, 9]), ([1, 2, 5], [2, None, 9])):
+        b = aligned(pk, tk)
+        assert sorted_merge(b) is b  # unsorted, duplicated or null: the validated hash join
+    assert sorted_merge(a, "full") is a

@@ -21,6 +21,7 @@ from evalcli.align import (
     duplicate_error,
     first_violation,
     materialize,
+    sorted_merge,
     unmatched_error,
 )
 from evalcli.engine.plan import Plan
@@ -292,8 +293,8 @@ def run_polars(plan: Plan, a: Aligned, engine: str, extra: dict[str, Any] | None
         stats.setdefault(key, st)
     paths = [a.inputs.predictions.path] + ([a.inputs.truth.path] if a.inputs.truth else [])
     eng = choose_engine(engine, paths)
-    if eng == "polars":
-        a = materialize(a, plan.task.join)
+    align_ = materialize if eng == "polars" else sorted_merge
+    a = align_(a, plan.task.join)
     computed = compute(plan, a, stats, eng)
     if extra is not None:
         extra.update({key: computed.overall[key] for key in extra})
