@@ -274,10 +274,13 @@ def values(plan: Plan, stats: Mapping[str, Any], ctx: Context) -> list[MetricRes
     return out
 
 
-def run_context(plan: Plan, a: Aligned) -> Context:
-    """The context metrics see: the task, the roles, the options, and the scanned side inputs
-    (``__frames__``) when options name files."""
+def run_context(plan: Plan, a: Aligned, engine: str | None = None) -> Context:
+    """The context metrics see: the task, the roles, the options, the scanned side inputs
+    (``__frames__``) when options name files, and the Polars engine (``__engine__``: polars
+    or streaming) when known, for statistics whose fastest plan depends on it."""
     options = {**plan.options, "__frames__": a.side} if a.side else plan.options
+    if engine is not None:
+        options = {**options, "__engine__": engine}
     return Context(plan.task.name, a.roles, options)
 
 
@@ -287,12 +290,12 @@ def run_polars(plan: Plan, a: Aligned, engine: str, extra: dict[str, Any] | None
     (e.g. curve points for a report); their overall values replace them in ``extra``."""
     from evalcli.engine.plan import bind
 
-    ctx = run_context(plan, a)
+    paths = [a.inputs.predictions.path] + ([a.inputs.truth.path] if a.inputs.truth else [])
+    eng = choose_engine(engine, paths)
+    ctx = run_context(plan, a, eng)
     stats = bind(plan, ctx)
     for key, st in (extra or {}).items():
         stats.setdefault(key, st)
-    paths = [a.inputs.predictions.path] + ([a.inputs.truth.path] if a.inputs.truth else [])
-    eng = choose_engine(engine, paths)
     align_ = materialize if eng == "polars" else sorted_merge
     a = align_(a, plan.task.join)
     computed = compute(plan, a, stats, eng)
