@@ -532,6 +532,15 @@ def machine() -> dict[str, Any]:
             "system": platform.platform(), "versions": versions}
 
 
+def section(fn: Any, *args: Any) -> Any:
+    """Run one section of the benchmark; a failure is reported and the others still run."""
+    try:
+        return fn(*args)
+    except Exception as exc:  # the table of the other sections must still print
+        say(f"   section {fn.__name__} FAILED: {type(exc).__name__}: {exc}")
+        return None
+
+
 def say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
@@ -564,6 +573,7 @@ def main(argv: list[str] | None = None) -> int:
                     "extra and Java 17+)")
     ap.add_argument("--spark-repeats", type=int, default=3, help="timed Spark runs per case")
     args = ap.parse_args(argv)
+    load_start = load()
     if args.repeats < 5:
         say("note: fewer than 5 repeats; the issue asks for the median of at least 5")
     families = [f.strip() for f in args.families.split(",") if f.strip()]
@@ -594,7 +604,7 @@ def main(argv: list[str] | None = None) -> int:
             for fmt in formats:
                 results.append(run_case(family, size, fmt, args.repeats, peers))
 
-    start = None if args.no_startup else startup(max(args.repeats, 10))
+    start = None if args.no_startup else section(startup, max(args.repeats, 10))
     mem = None
     for r in results:
         if r.family == "binary" and r.size == 10**7 and r.fmt == "parquet" and r.ok:
@@ -602,11 +612,11 @@ def main(argv: list[str] | None = None) -> int:
                    "evalcli_rss_mb": r.med(r.evalcli, "rss_mb")}
     align = None
     if (args.align or not (args.quick or args.no_align or args.sizes)) and "binary" in families:
-        align = alignment(10**5 if args.quick else 10**7, args.repeats)
+        align = section(alignment, 10**5 if args.quick else 10**7, args.repeats)
     beyond = None
     if args.streaming:
-        beyond = streaming(int(args.streaming_rows), max(1, int(args.streaming_rows) // 5_000_000),
-                           args.keep)
+        rows = int(args.streaming_rows)
+        beyond = section(streaming, rows, max(2, rows // 5_000_000), args.keep)
 
     sparked = spark_rows(args.quick, args.spark_repeats) if args.spark else None
 
@@ -616,9 +626,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{info['cores']} cores, {info['memory_gib']} GiB; "
         + ", ".join(f"{k} {v}" for k, v in info["versions"].items()),
         f"command: python benchmarks/run.py {' '.join(argv if argv is not None else sys.argv[1:])}",
-        f"load average (1/5/15 min) at the end: {' / '.join(f'{x:.2f}' for x in load())} "
-        f"on {info['cores']} cores" + ("  ** the machine was busy: times are inflated **"
-                                       if load()[1] > 0.5 * (info["cores"] or 1) else ""),
+        f"load average (1/5/15 min) before the run: {' / '.join(f'{x:.2f}' for x in load_start)}"
+        f", at the end: {' / '.join(f'{x:.2f}' for x in load())} on {info['cores']} cores "
+        "(the benchmark itself keeps one or two cores busy; the table's last column is the "
+        "1-minute load around each case)" + (
+            "  ** other work was running when it started: times are inflated **"
+            if load_start[0] > 0.7 else ""),
         "",
         f"Median wall seconds of {args.repeats} fresh processes each; peak memory is the "
         "process's max RSS.",
