@@ -241,6 +241,27 @@ def generate(family: str, size: int, formats: tuple[str, ...] = ("parquet", "csv
     return out
 
 
+def onefile(folder: Path, family: str, fmt: str) -> Path:
+    """The case's rows as one file of predictions with their labels (written once, from the
+    two files), and its config ``config-onefile-<fmt>.yaml``; returns the config."""
+    config = folder / f"config-onefile-{fmt}.yaml"
+    path = folder / f"onefile.{fmt}"
+    if config.exists() and path.exists():
+        return config
+    read = pl.read_parquet if fmt == "parquet" else pl.read_csv
+    keys = ["query", "item"] if family == "ranking" else ["id"]
+    df = read(folder / f"predictions.{fmt}").join(read(folder / f"truth.{fmt}"), on=keys,
+                                                  how="inner", maintain_order="left")
+    tmp = folder / f"onefile.tmp.{fmt}"
+    if fmt == "parquet":
+        df.write_parquet(tmp)
+    else:
+        df.write_csv(tmp)
+    tmp.replace(path)
+    config.write_text(config_text(family, path.name, None))
+    return config
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("family", choices=FAMILIES)

@@ -1,6 +1,6 @@
 """What the benchmark times besides evalcli, each run as its own process by ``run.py``.
 
-    python benchmarks/peers.py floor FAMILY PREDICTIONS TRUTH
+    python benchmarks/peers.py floor FAMILY PREDICTIONS TRUTH   (TRUTH '-': one file)
     python benchmarks/peers.py sklearn FAMILY PREDICTIONS TRUTH
     python benchmarks/peers.py ranx ranking PREDICTIONS TRUTH
 
@@ -40,6 +40,9 @@ def _scan(path: str) -> Any:
 
 
 def _read_join(family: str, pred: str, truth: str) -> Any:
+    """Both files joined on the keys; ``truth`` '-' means one file holding both."""
+    if truth == "-":
+        return _scan(pred).collect()
     how = HOW.get(family, "inner")
     keys = KEYS.get(family, ["id"])
     lf = _scan(pred).join(_scan(truth), on=keys, how=how,  # type: ignore[arg-type]

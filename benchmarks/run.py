@@ -14,7 +14,11 @@ the table shows medians. Before timing a case, one untimed run of evalcli and of
 checks that their values agree (and warms the page cache for all three); a case whose values
 disagree is reported and not timed, and the command exits 1.
 
-- floor: Polars reads the two files and joins them on the keys, nothing else;
+Each case runs in two layouts (``--layouts``): two files, predictions and truth, joined on the
+keys; and one file holding both (the two files joined once, beforehand), where there is
+nothing to join. Ranking runs as two files only (its truth has rows no prediction has).
+
+- floor: Polars reads the file(s) and joins them on the keys, nothing else;
 - evalcli: ``evalcli run config.yaml --format json`` computing every metric of the family;
 - peer: scikit-learn (binary, multiclass, multilabel, regression), read and compute timed
   apart inside the process; ranx (ranking), read, build and evaluate apart.
@@ -83,11 +87,19 @@ class ChildFailed(RuntimeError):
     pass
 
 
+TIME = "/usr/bin/time" if Path("/usr/bin/time").exists() else None
+"""GNU time reports the child's peak RSS. Measured from this process instead (``wait4``), the
+peak would include this process's own memory: a child starts as a copy of its parent until it
+execs, and Linux counts that copy in the child's maximum."""
+
+
 def run_proc(cmd: Sequence[str], cwd: Path | None = None) -> Proc:
     """Run ``cmd`` to completion; wall seconds and peak RSS of that one process."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile(mode="r", suffix=".rss") as rss:
+        full = [TIME, "-f", "%M", "-o", rss.name, *cmd] if TIME else list(cmd)
         t0 = time.perf_counter()
-        p = subprocess.Popen(list(cmd), stdout=out, stderr=err, cwd=cwd)
+        p = subprocess.Popen(full, stdout=out, stderr=err, cwd=cwd)
         _, status, usage = os.wait4(p.pid, 0)
         wall = time.perf_counter() - t0
         p.returncode = os.waitstatus_to_exitcode(status)
@@ -97,7 +109,11 @@ def run_proc(cmd: Sequence[str], cwd: Path | None = None) -> Proc:
         if p.returncode != 0:
             tail = err.read().decode().strip().splitlines()[-8:]
             raise ChildFailed(f"{' '.join(cmd)} exited {p.returncode}:\n  " + "\n  ".join(tail))
-    return Proc(wall, usage.ru_maxrss / 1024, stdout)
+        kb = float(usage.ru_maxrss)
+        if TIME:
+            lines = [ln for ln in rss.read().splitlines() if ln.strip().isdigit()]
+            kb = float(lines[-1]) if lines else math.nan
+    return Proc(wall, kb / 1024, stdout)
 
 
 def peer_proc(kind: str, family: str, pred: Path, truth: Path) -> Proc:
@@ -138,6 +154,12 @@ class CaseResult:
     error: str = ""
     load_before: tuple[float, ...] = ()
     load_after: tuple[float, ...] = ()
+    layout: str = "two"
+
+    @property
+    def name(self) -> str:
+        files = "two files" if self.layout == "two" else "one file"
+        return f"{self.family} {self.size:,} {self.fmt}, {files}"
 
     @staticmethod
     def med(ps: list[Proc], attr: str = "wall") -> float:
@@ -152,6 +174,7 @@ class CaseResult:
             return [{"wall": p.wall, "rss_mb": p.rss_mb, "phases": p.phases} for p in ps]
 
         return {"family": self.family, "size": self.size, "format": self.fmt, "peer": self.peer,
+                "layout": self.layout,
                 "ok": self.ok, "error": self.error, "check": self.check,
                 "floor": runs(self.floor), "evalcli": runs(self.evalcli),
                 "peers": runs(self.peers), "load_before": self.load_before,
@@ -169,14 +192,20 @@ def check_values(evalcli: dict[str, Any], peer: dict[str, float]
     return rows
 
 
-def run_case(family: str, size: int, fmt: str, repeats: int, peers: bool) -> CaseResult:
+def run_case(family: str, size: int, fmt: str, repeats: int, peers: bool,
+             layout: str = "two") -> CaseResult:
+    """One case: ``layout`` two (predictions and truth files, joined) or one (one file holding
+    predictions and labels: nothing to join)."""
     peer = PEER[family]
-    res = CaseResult(family, size, fmt, PEER_NAME[peer] if peers else "-")
+    res = CaseResult(family, size, fmt, PEER_NAME[peer] if peers else "-", layout=layout)
     folder = generate.generate(family, size, ("parquet", "csv"))
     pred, truth = folder / f"predictions.{fmt}", folder / f"truth.{fmt}"
     config = folder / f"config-{fmt}.yaml"
+    if layout == "one":
+        config = generate.onefile(folder, family, fmt)
+        pred, truth = folder / f"onefile.{fmt}", Path("-")
     res.load_before = load()
-    say(f"\n== {family} {size:,} {fmt} (load {res.load_before[0]:.1f})")
+    say(f"\n== {res.name} (load {res.load_before[0]:.1f})")
     try:
         # the check (and the page-cache warm-up): one untimed run of each
         e = evalcli_proc(config)
@@ -448,7 +477,7 @@ def table(results: list[CaseResult]) -> str:
             "| peer/evalcli | peak MB floor / evalcli / peer | load |")
     lines = [head, "|" + "---|" * 9]
     for r in results:
-        name = f"{r.family} {r.size:,} {r.fmt}"
+        name = r.name
         if not r.ok:
             lines.append(f"| {name} | {r.error.splitlines()[0][:80]} |" + " |" * 7)
             continue
@@ -476,13 +505,14 @@ def targets(results: list[CaseResult], start: dict[str, Any] | None,
         t = TARGETS.get((r.family, r.size))
         if t is None or not r.ok or r.fmt != "parquet":
             continue
+        where = f"{r.family} {r.size:,} ({'two files' if r.layout == 'two' else 'one file'})"
         ev, fl, pe = r.med(r.evalcli), r.med(r.floor), r.med(r.peers)
         max_floor, min_peer = t
         if max_floor is not None:
-            out.append(f"{'MET ' if ev / fl <= max_floor else 'MISS'} {r.family} {r.size:,}: "
+            out.append(f"{'MET ' if ev / fl <= max_floor else 'MISS'} {where}: "
                        f"evalcli/floor {ev / fl:.2f} (target <= {max_floor})")
         if r.peers:
-            out.append(f"{'MET ' if pe / ev >= min_peer else 'MISS'} {r.family} {r.size:,}: "
+            out.append(f"{'MET ' if pe / ev >= min_peer else 'MISS'} {where}: "
                        f"{pe / ev:.1f}x faster than {r.peer} (target >= {min_peer}x)")
     if start:
         for name, limit in (("evalcli --help", 0.3), ("evalcli --version", 0.3),
@@ -558,6 +588,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="comma-separated sizes for every family chosen, e.g. 1e6,1e7 "
                     "(queries for ranking); default: the issue's sizes")
     ap.add_argument("--formats", default="parquet", help="parquet, csv, or parquet,csv")
+    ap.add_argument("--layouts", default="two,one",
+                    help="two (predictions and truth files, joined), one (one file with both; "
+                    "not for ranking, whose truth has rows no prediction has), or two,one")
     ap.add_argument("--repeats", type=int, default=5, help="timed runs per tool (>= 5)")
     ap.add_argument("--no-peers", action="store_true", help="floor and evalcli only")
     ap.add_argument("--no-startup", action="store_true", help="skip the start-up timings")
@@ -581,6 +614,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         ap.error(f"unknown families: {', '.join(unknown)}")
     formats = [f.strip() for f in args.formats.split(",") if f.strip()]
+    layouts = [f.strip() for f in args.layouts.split(",") if f.strip()]
 
     import importlib.util
 
@@ -601,13 +635,17 @@ def main(argv: list[str] | None = None) -> int:
         if args.sizes:
             sizes = [int(float(s)) for s in args.sizes.split(",")]
         for size in sizes:
-            for fmt in formats:
-                results.append(run_case(family, size, fmt, args.repeats, peers))
+            for layout in layouts:
+                if layout == "one" and family == "ranking":
+                    continue
+                for fmt in formats:
+                    results.append(run_case(family, size, fmt, args.repeats, peers, layout))
 
     start = None if args.no_startup else section(startup, max(args.repeats, 10))
     mem = None
     for r in results:
-        if r.family == "binary" and r.size == 10**7 and r.fmt == "parquet" and r.ok:
+        if (r.family == "binary" and r.size == 10**7 and r.fmt == "parquet" and r.ok
+                and r.layout == "two"):
             mem = {"needed_mb": needed_mb(generate.case_dir("binary", 10**7)),
                    "evalcli_rss_mb": r.med(r.evalcli, "rss_mb")}
     align = None
