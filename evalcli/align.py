@@ -260,18 +260,33 @@ def materialize(a: Aligned, how: str = "inner") -> Aligned:
     if any(left.schema[k] != right.schema[k] for k in keys):
         return a
     packed = _packed_key(left, right, keys)
+    # one text key: sorted by its 64-bit hash (sorting strings costs ~5x sorting integers);
+    # a hash shared by two keys, or matched rows whose keys differ, send the run to the lazy
+    # path, which decides exactly
+    hashed = packed is None and len(keys) == 1 and left.schema[keys[0]] == pl.String \
+        and not left[keys[0]].has_nulls() and not right[keys[0]].has_nulls()
+    if hashed:
+        packed = pl.col(keys[0]).hash().alias(_KEY)
     on = keys
     if packed is not None:
         left, right, on = left.with_columns(packed), right.with_columns(packed), [_KEY]
     left, right = _sorted_by(left, on), _sorted_by(right, on)
     if _adjacent_duplicates(left, on) or _adjacent_duplicates(right, on):
+        if hashed:
+            return a
         raise duplicate_error(a)
     merge = len(on) == 1 and not left[on[0]].has_nulls() and not right[on[0]].has_nulls()
-    payload = right.drop(keys) if packed is not None else right
+    # the truth's columns to join: without the key when a synthetic key joins, except that a
+    # hashed key is kept (renamed) to check the matches
+    if hashed:
+        payload = right.rename({keys[0]: _CHECK})
+    else:
+        payload = right.drop(keys) if packed is not None else right
     truth_keys = right.select(keys)
     if how == "inner":
         if (merge and left.height == right.height
-                and left.get_column(on[0]).equals(right.get_column(on[0]))):
+                and left.get_column(on[0]).equals(right.get_column(on[0]))
+                and (not hashed or left.get_column(keys[0]).equals(right.get_column(keys[0])))):
             joined = pl.concat([left, right.drop(*keys, *on)], how="horizontal")
             truth_keys = left.select(keys)  # the same keys: the truth's copy can go
         else:
@@ -279,7 +294,8 @@ def materialize(a: Aligned, how: str = "inner") -> Aligned:
     elif merge:
         lt = left.with_columns(pl.lit(True).alias("__in_predictions"))
         rt = right.with_columns(pl.lit(True).alias("__in_truth"))
-        both = lt.join(rt.drop(keys) if packed is not None else rt, on=on, how="left")
+        both = lt.join(payload.with_columns(pl.lit(True).alias("__in_truth")) if hashed
+                       else rt.drop(keys) if packed is not None else rt, on=on, how="left")
         only_truth = rt.join(lt.select(*on, "__in_predictions"), on=on, how="left").filter(
             pl.col("__in_predictions").is_null())
         joined = pl.concat([both, only_truth], how="diagonal")
@@ -287,6 +303,11 @@ def materialize(a: Aligned, how: str = "inner") -> Aligned:
         joined = left.with_columns(pl.lit(True).alias("__in_predictions")).join(
             right.with_columns(pl.lit(True).alias("__in_truth")), on=keys, how="full",
             coalesce=True)
+    if hashed and _CHECK in joined.columns:
+        if not joined.select((pl.col(_CHECK).is_null() | (pl.col(_CHECK) == pl.col(keys[0])))
+                             .all()).item():
+            return a
+        joined = joined.drop(_CHECK)
     lf = joined.lazy()
     if "weight" in a.schema and "weight" not in joined.columns:  # a constant: never stored
         lf = lf.with_columns(pl.lit(1.0, dtype=pl.Float64).alias("weight"))
@@ -336,6 +357,7 @@ def sorted_merge(a: Aligned, how: str = "inner") -> Aligned:
     return replace(a, lf=lf) if lf.collect_schema() == a.schema else a
 
 _KEY = "__align_key"
+_CHECK = "__align_check"
 
 
 def _packed_key(left: pl.DataFrame, right: pl.DataFrame, keys: Sequence[str]) -> pl.Expr | None:

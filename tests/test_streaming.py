@@ -307,3 +307,22 @@ def test_sorted_merge_only_for_strictly_increasing_keys():
         b = aligned(pk, tk)
         assert sorted_merge(b) is b  # unsorted, duplicated or null: the validated hash join
     assert sorted_merge(a, "full") is a
+
+
+@pytest.mark.parametrize("how", ["inner", "full"])
+def test_text_keys_sharing_a_hash_fall_back_to_the_exact_join(monkeypatch, how):
+    """Text keys are sorted by their hash; keys whose hashes collide never match by mistake."""
+    pred = pl.LazyFrame({"id": ["a", "bb", "ccc"], "score": [0.1, 0.2, 0.3]})
+    truth = pl.LazyFrame({"id": ["x", "yy", "ccc"], "label": [1, 0, 1]})
+    lazy = pred.join(truth, on="id", validate="1:1")
+    if how == "full":
+        lazy = pred.with_columns(pl.lit(True).alias("__in_predictions")).join(
+            truth.with_columns(pl.lit(True).alias("__in_truth")), on="id", how="full",
+            coalesce=True, validate="1:1")
+    a = Aligned(lazy, frozenset(), dict(lazy.collect_schema()), {}, ["id"], [], pred, truth,
+                pred, truth, Inputs(Source("p.csv"), Source("t.csv"), {}, ["id"]))
+    assert materialize(a, how).lf.collect().sort("id").equals(lazy.collect().sort("id"))
+    # a "hash" of the length: a/x, bb/yy collide across the sides, never within one
+    monkeypatch.setattr(pl.Expr, "hash", lambda self, *_, **__: self.str.len_bytes()
+                        .cast(pl.UInt64))
+    assert materialize(a, how) is a
