@@ -492,3 +492,32 @@ def test_positive_false_on_boolean_labels() -> None:
     df = pl.DataFrame({"label": [True, False, True, False], "score": [0.9, 0.4, 0.3, 0.2]})
     got = values(run(df, "binary", ["auroc"], options={"positive": "false"}))
     assert got["auroc"] == pytest.approx(skm.roc_auc_score([0, 1, 0, 1], [0.9, 0.4, 0.3, 0.2]))
+
+
+# --------------------------------------------------------------------------- the count tables
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(
+    st.one_of(st.sampled_from([0.0, -0.0, 1.0, -1.0, math.inf, -math.inf, 0.5]),
+              st.floats(allow_nan=False)),
+    st.integers(0, 1)), min_size=1, max_size=60))
+def test_the_three_ways_to_count_per_score_agree(rows: list[tuple[float, int]]) -> None:
+    """The in-memory engine's unweighted path (two sorted sides merged), its weighted path
+    (one sort carrying the label) and the streaming path (a hash aggregation) give the same
+    table: every score of either sign, both zeros as one, infinities, ties across labels."""
+    from evalcli.metrics.binary import (
+        _score_counts_build,
+        _score_counts_merged,
+        _score_counts_sorted,
+    )
+
+    lf = pl.LazyFrame({"score": [r[0] for r in rows], "label": [float(r[1]) for r in rows],
+                       "weight": [1.0] * len(rows)})
+    tables = [f(lf, []).collect() for f in
+              (_score_counts_build, _score_counts_sorted, _score_counts_merged)]
+    expected: dict[float, list[float]] = {}
+    for s, y in rows:
+        expected.setdefault(s + 0.0, [0.0, 0.0])[1 - y] += 1.0
+    for t in tables:
+        assert t.get_column("score").to_list() == sorted(expected, reverse=True)
+        assert {r[0]: [r[1], r[2]] for r in t.rows()} == expected

@@ -230,10 +230,45 @@ def _score_counts_sorted(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
     )
 
 
+def _score_counts_merged(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    """Unweighted rows, no segments: the positives' scores and the negatives' scores are each
+    sorted as one column of values, then merged (a linear pass): a sort that carries the label
+    beside the score moves twice the memory (10^7 rows: 1.1 s instead of 1.5 s). The per-score
+    counts are the cumulative counts at the last row of each run of equal scores, differenced.
+    Scores are sorted negated (ascending, as the merge wants); zeros of either sign are one.
+
+    >>> lf = pl.LazyFrame({"score": [0.2, -0.0, 0.9, 0.2, 0.0, -1.5],
+    ...                    "label": [1.0, 0.0, 1.0, 0.0, 1.0, 0.0]})
+    >>> _score_counts_merged(lf, []).collect().rows()
+    [(0.9, 1.0, 0.0), (0.2, 1.0, 1.0), (0.0, 1.0, 1.0), (-1.5, 0.0, 1.0)]
+    """
+    score = pl.col("score")
+    negated = pl.when(score == 0.0).then(0.0).otherwise(-score).sort().alias("__s")
+    side = [lf.filter(pl.col("label") == v).select(negated, pl.lit(v, dtype=F64).alias("__l"))
+            for v in (1.0, 0.0)]
+    s = pl.col("__s")
+    tp = pl.col("__l").cum_sum()
+    fp = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).cast(F64) - tp
+    return (
+        side[0].merge_sorted(side[1], key="__s")
+        .select(pl.when(s == 0.0).then(0.0).otherwise(-s).alias("score"),
+                tp.alias("tp"), fp.alias("fp"))
+        .filter(pl.col("score") != pl.col("score").shift(-1, fill_value=float("nan")))
+        .select("score",
+                pl.col("tp").diff().fill_null(pl.col("tp").first()).alias("pos"),
+                pl.col("fp").diff().fill_null(pl.col("fp").first()).alias("neg"))
+    )
+
+
 def score_counts(params: Params, ctx: Context) -> FrameStat:
     """Weighted positives and negatives per distinct score, highest score first."""
-    build = _score_counts_sorted if ctx.options.get("__engine__") == "polars" \
-        else _score_counts_build
+    if ctx.options.get("__engine__") != "polars":
+        build = _score_counts_build
+    elif "weight" in ctx.roles:
+        build = _score_counts_sorted
+    else:
+        def build(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+            return _score_counts_sorted(lf, keys) if keys else _score_counts_merged(lf, keys)
     return FrameStat(SCORE_COUNTS, build, partial(sum_by, by=["score"]))
 
 
@@ -330,88 +365,73 @@ def _balanced_value(stats: StatValues, params: Params) -> MetricValue:
     return MetricValue(sum(rates) / len(rates), notes=notes)
 
 
-def _curve(stats: StatValues) -> pl.DataFrame:
-    """Cumulative tp/fp at each distinct score, highest score first.
+def _curve_areas(stats: StatValues) -> dict[str, Any]:
+    """Every curve metric of the counts per score, in one pass over them (they share the
+    cumulative sums; a run evaluates them all over one table of up to a row per input row).
 
-    Scores carried only by zero-weight rows are left out: they would add a point with 0/0
-    precision (and a peak-F1 threshold no row supports); as in scikit-learn, a zero weight
-    is the same as no row.
+    Cumulative tp/fp run from the highest score down. Scores carried only by zero-weight rows
+    are left out: they would add a point with 0/0 precision (and a peak-F1 threshold no row
+    supports); as in scikit-learn, a zero weight is the same as no row.
     """
     df: pl.DataFrame = stats[SCORE_COUNTS]
-    if _LAST_CURVE and _LAST_CURVE[0] is df:
-        return _LAST_CURVE[1]
-    cur = df.filter((pl.col("pos") + pl.col("neg")) > 0)
-    if not cur.get_column("score").is_sorted(descending=True):  # the engine sorts it (O(n) check)
+    if _LAST and _LAST[0] is df:
+        return _LAST[1]  # type: ignore[return-value]
+    cur = df.lazy().filter((pl.col("pos") + pl.col("neg")) > 0)
+    if not df.get_column("score").is_sorted(descending=True):  # the engine sorts it (O(n) check)
         cur = cur.sort("score", descending=True)
-    cur = cur.select(
-        "score",
-        pl.col("pos").cum_sum().alias("tp"),
-        pl.col("neg").cum_sum().alias("fp"),
-    )
-    _LAST_CURVE[:] = [df, cur]
-    return cur
+    tp, fp = pl.col("pos").cum_sum(), pl.col("neg").cum_sum()
+    cur = cur.select("score", tp.alias("tp"), fp.alias("fp"))
+    p, n = pl.col("tp").last(), pl.col("fp").last()
+    tpr, fpr = pl.col("tp") / p, pl.col("fp") / n
+    prec = pl.col("tp") / (pl.col("tp") + pl.col("fp"))
+    drec = tpr - tpr.shift(1, fill_value=0.0)
+    f1 = 2 * pl.col("tp") / (pl.col("tp") + pl.col("fp") + p)
+    best = f1.arg_max()
+    out = cur.select(
+        pl.len().alias("rows"), p.alias("p"), n.alias("n"),
+        ((fpr - fpr.shift(1, fill_value=0.0)) * (tpr + tpr.shift(1, fill_value=0.0)) / 2)
+        .sum().alias("auroc"),
+        (drec * (prec + prec.shift(1).fill_null(prec.first())) / 2).sum().alias("auprc"),
+        (drec * prec).sum().alias("ap"),
+        # the curve runs from the highest score down, so the first maximum is the highest
+        # threshold reaching it (no NaN: the denominator is at least p > 0)
+        f1.get(best).alias("peak_f1"), pl.col("score").get(best).alias("peak_threshold"),
+    ).collect().row(0, named=True) if df.height else {"rows": 0}
+    _LAST[:] = [df, out]
+    return out
 
 
-_LAST_CURVE: list[pl.DataFrame] = []
-"""The last table of counts and its curve: the curve metrics of a run share one computation."""
+_LAST: list[Any] = []
+"""The last table of counts and its curve areas: the curve metrics of a run share one pass."""
 
 
-def _undefined_if_one_class(cur: pl.DataFrame, need_neg: bool = True) -> MetricValue | None:
-    if cur.height == 0:
+def _curve_metric(stats: StatValues, name: str, need_neg: bool = True) -> MetricValue:
+    c = _curve_areas(stats)
+    if not c["rows"]:
         return MetricValue(None, notes=["no rows"])
-    p, n = float(cur["tp"][-1]), float(cur["fp"][-1])
-    if p <= 0:
+    if float(c["p"]) <= 0:
         return MetricValue(None, notes=["undefined: no positive labels"])
-    if need_neg and n <= 0:
+    if need_neg and float(c["n"]) <= 0:
         return MetricValue(None, notes=["undefined: no negative labels"])
-    return None
+    if name == "peak_f1":
+        return MetricValue(float(c[name]), details={"threshold": float(c["peak_threshold"])})
+    return MetricValue(float(c[name]))
 
 
 def _auroc_value(stats: StatValues, params: Params) -> MetricValue:
-    cur = _curve(stats)
-    if (bad := _undefined_if_one_class(cur)) is not None:
-        return bad
-    p, n = float(cur["tp"][-1]), float(cur["fp"][-1])
-    tpr, fpr = pl.col("tp") / p, pl.col("fp") / n
-    area = cur.select(
-        ((fpr - fpr.shift(1, fill_value=0.0)) * (tpr + tpr.shift(1, fill_value=0.0)) / 2).sum()
-    ).item()
-    return MetricValue(float(area))
+    return _curve_metric(stats, "auroc")
 
 
 def _auprc_value(stats: StatValues, params: Params) -> MetricValue:
-    cur = _curve(stats)
-    if (bad := _undefined_if_one_class(cur, need_neg=False)) is not None:
-        return bad
-    p = float(cur["tp"][-1])
-    rec, prec = pl.col("tp") / p, pl.col("tp") / (pl.col("tp") + pl.col("fp"))
-    area = cur.select(
-        ((rec - rec.shift(1, fill_value=0.0)) * (prec + prec.shift(1).fill_null(prec.first()))
-         / 2).sum()
-    ).item()
-    return MetricValue(float(area))
+    return _curve_metric(stats, "auprc", need_neg=False)
 
 
 def _ap_value(stats: StatValues, params: Params) -> MetricValue:
-    cur = _curve(stats)
-    if (bad := _undefined_if_one_class(cur, need_neg=False)) is not None:
-        return bad
-    p = float(cur["tp"][-1])
-    rec, prec = pl.col("tp") / p, pl.col("tp") / (pl.col("tp") + pl.col("fp"))
-    ap = cur.select(((rec - rec.shift(1, fill_value=0.0)) * prec).sum()).item()
-    return MetricValue(float(ap))
+    return _curve_metric(stats, "ap", need_neg=False)
 
 
 def _peak_f1_value(stats: StatValues, params: Params) -> MetricValue:
-    cur = _curve(stats)
-    if (bad := _undefined_if_one_class(cur, need_neg=False)) is not None:
-        return bad
-    p = float(cur["tp"][-1])
-    f1 = cur.select("score", (2 * pl.col("tp") / (pl.col("tp") + pl.col("fp") + p)).alias("f1"))
-    # the curve runs from the highest score down, so the first maximum is the highest threshold
-    # reaching it (no NaN: the denominator is at least p > 0)
-    best = f1.row(int(f1.get_column("f1").arg_max() or 0), named=True)
-    return MetricValue(float(best["f1"]), details={"threshold": float(best["score"])})
+    return _curve_metric(stats, "peak_f1", need_neg=False)
 
 
 def _proba_sum(stats: StatValues, name: str) -> tuple[float, float]:
