@@ -375,7 +375,8 @@ def _curve_areas(stats: StatValues) -> dict[str, Any]:
     """
     df: pl.DataFrame = stats[SCORE_COUNTS]
     if _LAST and _LAST[0] is df:
-        return _LAST[1]  # type: ignore[return-value]
+        cached: dict[str, Any] = _LAST[1]
+        return cached
     cur = df.lazy().filter((pl.col("pos") + pl.col("neg")) > 0)
     if not df.get_column("score").is_sorted(descending=True):  # the engine sorts it (O(n) check)
         cur = cur.sort("score", descending=True)
@@ -401,7 +402,7 @@ def _curve_areas(stats: StatValues) -> dict[str, Any]:
     return out
 
 
-_LAST: list[Any] = []
+_LAST: list[Any] = []  # [table, areas]
 """The last table of counts and its curve areas: the curve metrics of a run share one pass."""
 
 
