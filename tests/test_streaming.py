@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import evalcli
 from evalcli.align import Aligned, Inputs, materialize
@@ -326,3 +328,25 @@ def test_text_keys_sharing_a_hash_fall_back_to_the_exact_join(monkeypatch, how):
     monkeypatch.setattr(pl.Expr, "hash", lambda self, *_, **__: self.str.len_bytes()
                         .cast(pl.UInt64))
     assert materialize(a, how) is a
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_packed_sort_equals_polars_sort(data):
+    """Sorting integer rows packed into one Int64 gives Polars' sort, for keys and payloads of
+    any sign and width (constants, booleans, small types), and declines what cannot fit."""
+    from evalcli.align import _sorted_packed
+
+    n = data.draw(st.integers(1, 40))
+    ids = data.draw(st.lists(st.integers(-(2**40), 2**40), min_size=n, max_size=n, unique=True))
+    label = data.draw(st.lists(st.integers(-3, 3), min_size=n, max_size=n))
+    flag = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    df = pl.DataFrame({"label": pl.Series(label, dtype=pl.Int8), "id": ids,
+                       "flag": flag, "const": [7] * n})
+    got = _sorted_packed(df, "id")
+    assert got is not None
+    assert got.equals(df.sort("id"))
+    assert got.schema == df.schema
+    wide = df.with_columns(big=pl.Series([0, 2**62] * n)[:n])  # 63 bits for one column
+    assert (_sorted_packed(wide, "id") is None) == (n > 1)
+    assert _sorted_packed(df.with_columns(x=pl.lit(0.5)), "id") is None

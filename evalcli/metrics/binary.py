@@ -380,24 +380,26 @@ def _curve_areas(stats: StatValues) -> dict[str, Any]:
     cur = df.lazy().filter((pl.col("pos") + pl.col("neg")) > 0)
     if not df.get_column("score").is_sorted(descending=True):  # the engine sorts it (O(n) check)
         cur = cur.sort("score", descending=True)
-    tp, fp = pl.col("pos").cum_sum(), pl.col("neg").cum_sum()
-    cur = cur.select("score", tp.alias("tp"), fp.alias("fp"))
-    p, n = pl.col("tp").last(), pl.col("fp").last()
-    tpr, fpr = pl.col("tp") / p, pl.col("fp") / n
-    prec = pl.col("tp") / (pl.col("tp") + pl.col("fp"))
-    drec = tpr - tpr.shift(1, fill_value=0.0)
-    f1 = 2 * pl.col("tp") / (pl.col("tp") + pl.col("fp") + p)
+    p, n = (float(v or 0.0) for v in df.select(pl.col("pos").sum(), pl.col("neg").sum()).row(0))
+    tp, fp, pos, neg = pl.col("tp"), pl.col("fp"), pl.col("pos"), pl.col("neg")
+    cur = cur.with_columns(pos.cum_sum().alias("tp"), neg.cum_sum().alias("fp")) \
+        .with_columns((tp / (tp + fp)).alias("prec"))
+    prec = pl.col("prec")
+    f1 = 2 * tp / (tp + fp + p)
     best = f1.arg_max()
-    out = cur.select(
-        pl.len().alias("rows"), p.alias("p"), n.alias("n"),
-        ((fpr - fpr.shift(1, fill_value=0.0)) * (tpr + tpr.shift(1, fill_value=0.0)) / 2)
-        .sum().alias("auroc"),
-        (drec * (prec + prec.shift(1).fill_null(prec.first())) / 2).sum().alias("auprc"),
-        (drec * prec).sum().alias("ap"),
+    # each distinct score is one step of the curves: AUROC's trapezoid over it is
+    # neg·(tp before it + pos/2); AP adds pos·precision; Spark's AUPRC is the trapezoid
+    # between this precision and the previous one (the first point's own, at recall 0)
+    out: dict[str, Any] = cur.select(
+        pl.len().alias("rows"),
+        ((neg * (tp - pos / 2)).sum() / (p * n)).alias("auroc"),
+        ((pos * (prec + prec.shift(1).fill_null(prec.first()))).sum() / (2 * p)).alias("auprc"),
+        ((pos * prec).sum() / p).alias("ap"),
         # the curve runs from the highest score down, so the first maximum is the highest
         # threshold reaching it (no NaN: the denominator is at least p > 0)
         f1.get(best).alias("peak_f1"), pl.col("score").get(best).alias("peak_threshold"),
-    ).collect().row(0, named=True) if df.height else {"rows": 0}
+    ).collect().row(0, named=True) if p > 0 and df.height else {"rows": df.height}
+    out["p"], out["n"] = p, n
     _LAST[:] = [df, out]
     return out
 
@@ -408,7 +410,7 @@ _LAST: list[Any] = []  # [table, areas]
 
 def _curve_metric(stats: StatValues, name: str, need_neg: bool = True) -> MetricValue:
     c = _curve_areas(stats)
-    if not c["rows"]:
+    if not c["rows"] or c["p"] + c["n"] <= 0:
         return MetricValue(None, notes=["no rows"])
     if float(c["p"]) <= 0:
         return MetricValue(None, notes=["undefined: no positive labels"])
