@@ -31,7 +31,7 @@ from evalcli.metrics.base import (
     Stat,
     StatValues,
 )
-from evalcli.metrics.stats import sum_by
+from evalcli.metrics.stats import run_totals, sum_by
 from evalcli.metrics.task import Role, Task, TaskInput
 
 FAMILY = "binary"
@@ -248,16 +248,10 @@ def _score_counts_merged(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
             for v in (1.0, 0.0)]
     s = pl.col("__s")
     tp = pl.col("__l").cum_sum()
-    fp = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).cast(F64) - tp
-    return (
-        side[0].merge_sorted(side[1], key="__s")
-        .select(pl.when(s == 0.0).then(0.0).otherwise(-s).alias("score"),
-                tp.alias("tp"), fp.alias("fp"))
-        .filter(pl.col("score") != pl.col("score").shift(-1, fill_value=float("nan")))
-        .select("score",
-                pl.col("tp").diff().fill_null(pl.col("tp").first()).alias("pos"),
-                pl.col("fp").diff().fill_null(pl.col("fp").first()).alias("neg"))
-    )
+    rows = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).cast(F64)
+    merged = side[0].merge_sorted(side[1], key="__s") \
+        .with_columns(pl.when(s == 0.0).then(0.0).otherwise(-s).alias("score"))
+    return run_totals(merged, "score", {"pos": tp, "neg": rows - tp})
 
 
 def score_counts(params: Params, ctx: Context) -> FrameStat:

@@ -25,7 +25,7 @@ from evalcli.metrics.base import (
     Stat,
     StatValues,
 )
-from evalcli.metrics.stats import combine_moments, sum_by
+from evalcli.metrics.stats import combine_moments, run_totals, sum_by
 from evalcli.metrics.task import Role, Task, TaskInput
 
 FAMILY = "regression"
@@ -143,8 +143,24 @@ def _abs_errors_sorted(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
     )
 
 
+def _abs_errors_values(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    # unweighted, no segments, in memory: the errors sorted as one column of values (a sort
+    # carrying the weight beside them moves twice the memory: 10^7 rows, 0.6 s instead of
+    # 1.4 s), counted per run of equal errors
+    abs_e = (pl.col("label") - pl.col("prediction")).abs().sort().alias("abs_e")
+    rows = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).cast(pl.Float64)
+    return run_totals(lf.select(abs_e), "abs_e", {"w": rows})
+
+
 def _abs_errors(p: Params, c: Context) -> Sequence[Stat]:
-    build = _abs_errors_sorted if c.options.get("__engine__") == "polars" else _abs_errors_build
+    build: Callable[[pl.LazyFrame, list[str]], pl.LazyFrame]
+    if c.options.get("__engine__") != "polars":
+        build = _abs_errors_build
+    elif "weight" in c.roles:
+        build = _abs_errors_sorted
+    else:
+        def build(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+            return _abs_errors_sorted(lf, keys) if keys else _abs_errors_values(lf, keys)
     return [FrameStat(ABS_ERRORS, build, partial(sum_by, by=["abs_e"]))]
 
 

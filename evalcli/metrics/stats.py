@@ -69,3 +69,23 @@ def combine_moments(
     if keys:
         return df.group_by(keys, maintain_order=True).agg(exprs)
     return df.select(exprs)
+
+
+def run_totals(lf: pl.LazyFrame, key: str, cumulative: Mapping[str, pl.Expr]) -> pl.LazyFrame:
+    """One row per run of equal ``key`` values in rows sorted by ``key``, with each run's total
+    of every ``cumulative`` expression (a running total over the rows, e.g. ``cum_sum()``).
+
+    The totals are the running totals at each run's last row, differenced: no hashing, no
+    sort, two linear passes. ``key`` must hold no NaN (NaN equals NaN here).
+
+    >>> lf = pl.LazyFrame({"x": [3.0, 3.0, 2.0, 1.0, 1.0, 1.0]})
+    >>> rows = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).cast(pl.Float64)
+    >>> run_totals(lf, "x", {"n": rows}).collect().rows()
+    [(3.0, 2.0), (2.0, 1.0), (1.0, 3.0)]
+    """
+    k = pl.col(key)
+    return (
+        lf.select(k, *(e.alias(name) for name, e in cumulative.items()))
+        .filter(k != k.shift(-1, fill_value=float("nan")))
+        .select(k, *(pl.col(c).diff().fill_null(pl.col(c).first()).alias(c) for c in cumulative))
+    )
