@@ -524,12 +524,28 @@ def truth_per_query(lf: pl.LazyFrame, thr: float, gain: str, k: int | None) -> p
     return _cached(lf, ("truth", thr, gain, k), lambda: _truth(lf, thr, gain, k).cache())
 
 
+def _judged(lf: pl.LazyFrame, thr: float, gain: str) -> pl.LazyFrame:
+    """The judged rows sorted by query and gain (best first), with ``ipos``, each row's
+    position in its query's ideal ranking: one sort and a linear scan, shared by every cut-off
+    (a rank over a window per query costs ten times as much)."""
+    def build() -> pl.LazyFrame:
+        c = pl.col
+        judged = lf.filter(c(JUDGED)).select(Q, REL, "weight", *seg_cols(lf)).with_columns(
+            (c(REL).fill_null(0.0) >= thr).cast(pl.Int64).alias("b"), gain_expr(gain, thr),
+        ).sort([Q, "g"], descending=[False, True], nulls_last=True)
+        i = pl.int_range(pl.len(), dtype=pl.Int64)
+        newq = c(Q).ne_missing(c(Q).shift(1)).fill_null(True)
+        return judged.with_columns(
+            (i - pl.when(newq).then(i).forward_fill() + 1).alias("ipos")).cache()
+
+    return _cached(lf, ("judged", thr, gain), build)
+
+
 def _truth(lf: pl.LazyFrame, thr: float, gain: str, k: int | None) -> pl.LazyFrame:
     c = pl.col
     segs = seg_cols(lf)
-    judged = lf.filter(c(JUDGED)).select(Q, REL, "weight", *segs).with_columns(
-        (c(REL).fill_null(0.0) >= thr).cast(pl.Int64).alias("b"), gain_expr(gain, thr))
-    ipos = c("g").rank("ordinal", descending=True).over(Q)
+    judged = _judged(lf, thr, gain)
+    ipos = c("ipos")
     ideal = c("g") / (ipos.cast(F64) + 1.0).log(2)
     if k is not None:
         ideal = pl.when(ipos <= k).then(ideal).otherwise(0.0)
