@@ -244,10 +244,12 @@ def _score_counts_merged(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
     """
     score = pl.col("score")
     negated = pl.when(score == 0.0).then(0.0).otherwise(-score).sort().alias("__s")
-    side = [lf.filter(pl.col("label") == v).select(negated, pl.lit(v, dtype=F64).alias("__l"))
-            for v in (1.0, 0.0)]
+    # the label as one byte beside the 8-byte score (its running total is Int64, then F64)
+    side = [lf.filter(pl.col("label") == v).select(negated, pl.lit(v, dtype=pl.UInt8)
+                                                     .alias("__l"))
+            for v in (1, 0)]
     s = pl.col("__s")
-    tp = pl.col("__l").cum_sum()
+    tp = pl.col("__l").cum_sum().cast(F64)
     rows = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).cast(F64)
     merged = side[0].merge_sorted(side[1], key="__s") \
         .with_columns(pl.when(s == 0.0).then(0.0).otherwise(-s).alias("score"))
