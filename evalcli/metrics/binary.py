@@ -381,8 +381,8 @@ def _curve_areas(stats: StatValues) -> dict[str, Any]:
     cur = cur.with_columns(pos.cum_sum().alias("tp"), neg.cum_sum().alias("fp")) \
         .with_columns((tp / (tp + fp)).alias("prec"))
     prec = pl.col("prec")
-    f1 = 2 * tp / (tp + fp + p)
-    best = f1.arg_max()
+    cur = cur.with_columns((2 * tp / (tp + fp + p)).alias("f1"))
+    f1 = pl.col("f1")
     # each distinct score is one step of the curves: AUROC's trapezoid over it is
     # neg·(tp before it + pos/2); AP adds pos·precision; Spark's AUPRC is the trapezoid
     # between this precision and the previous one (the first point's own, at recall 0)
@@ -391,9 +391,10 @@ def _curve_areas(stats: StatValues) -> dict[str, Any]:
         ((neg * (tp - pos / 2)).sum() / (p * n)).alias("auroc"),
         ((pos * (prec + prec.shift(1).fill_null(prec.first()))).sum() / (2 * p)).alias("auprc"),
         ((pos * prec).sum() / p).alias("ap"),
-        # the curve runs from the highest score down, so the first maximum is the highest
-        # threshold reaching it (no NaN: the denominator is at least p > 0)
-        f1.get(best).alias("peak_f1"), pl.col("score").get(best).alias("peak_threshold"),
+        # the highest threshold reaching the maximum (no NaN: the denominator is at least
+        # p > 0); not arg_max, whose choice among equal maxima the streaming engine leaves open
+        f1.max().alias("peak_f1"),
+        pl.col("score").filter(f1 == f1.max()).max().alias("peak_threshold"),
     ).collect().row(0, named=True) if p > 0 and df.height else {"rows": df.height}
     out["p"], out["n"] = p, n
     _LAST[:] = [df, out]
