@@ -70,13 +70,15 @@ def test_progress_spinner_on_a_terminal_is_transient():
     console = Console(file=buf, force_terminal=True, width=80)
     import evalcli.cli.common as common
 
-    original = common.stderr
+    original, is_terminal = common.stderr, common._stderr_is_terminal
     common.stderr = lambda: console  # type: ignore[assignment]
+    common._stderr_is_terminal = lambda: True  # type: ignore[assignment]
     try:
         with progress() as say:
             say("computing 3 metric(s)")
     finally:
         common.stderr = original  # type: ignore[assignment]
+        common._stderr_is_terminal = is_terminal  # type: ignore[assignment]
     assert "computing 3 metric(s)" in buf.getvalue()  # drawn, then cleared
 
 

@@ -56,3 +56,21 @@ def test_command_help_loads_no_data_library(command):
 
 def test_the_package_import_is_light():
     assert not imported("import evalcli") & DATA_LIBS
+
+
+def test_a_json_report_loads_neither_rich_nor_the_other_writers():
+    """A CI job writing JSON pays for Polars and its config, not for the terminal table's
+    Rich or the HTML writer's modules: each report format imports only its own module, and
+    messages on a non-terminal stderr are plain lines."""
+    from tests.conftest import CONFIGS
+
+    code = cli("run", str(CONFIGS / "binary-gated.yaml"), "--format", "json")
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-c",
+                           code + "\nimport sys\nprint(sorted(m for m in sys.modules))"],
+                          capture_output=True, text=True, env={"NO_COLOR": "1"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    modules = proc.stdout.strip().splitlines()[-1]
+    assert "'polars'" in modules and "'evalcli.report.json'" in modules  # it did run
+    for absent in ("'rich'", "'evalcli.report.html'", "'evalcli.report.junit'",
+                   "'evalcli.report.markdown'", "'evalcli.report.table'"):
+        assert absent not in modules

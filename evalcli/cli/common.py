@@ -29,6 +29,20 @@ def stderr() -> Console:
     return Console(stderr=True, no_color="NO_COLOR" in os.environ, highlight=False)
 
 
+def _stderr_is_terminal() -> bool:
+    return sys.stderr.isatty() or bool(os.environ.get("FORCE_COLOR"))
+
+
+def say(text: str, style: str | None = None) -> None:
+    """One message line on stderr: styled on a terminal; plain and unwrapped otherwise (a CI
+    log keeps each message on one line, and Rich is not even imported)."""
+    if _stderr_is_terminal():
+        stderr().print(text, style=style, markup=False)
+    else:
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+
+
 def stdout() -> Console:
     from rich.console import Console
 
@@ -85,24 +99,24 @@ def plugin_warnings() -> Iterator[None]:
 def progress(quiet: bool = False, verbose: bool = False) -> Iterator[Callable[[str], None]]:
     """A progress display on stderr: a spinner on a terminal; with ``verbose``, one line per
     step with its time. Nothing when ``quiet`` or when stderr is not a terminal (CI logs)."""
-    console = stderr()
     started = [time.perf_counter()]
     last: list[str] = []
 
     def log(msg: str) -> None:
         now = time.perf_counter()
         if verbose and last:
-            console.print(f"{last[0]}: {now - started[0]:.2f} s", style="dim", markup=False)
+            say(f"{last[0]}: {now - started[0]:.2f} s", style="dim")
         started[0] = now
         last[:] = [msg]
 
     if quiet:
         yield lambda _msg: None
         return
-    if not console.is_terminal:
+    if not _stderr_is_terminal():
         yield log
         log("")
         return
+    console = stderr()
     with console.status("starting", spinner="dots") as status:
         def update(msg: str) -> None:
             log(msg)
@@ -122,7 +136,7 @@ def emit(result: RunResult, fmt: str, output: Path | Sequence[Path] | None, quie
     for path in outputs:
         write(result, Path(path))
         if not quiet:
-            stderr().print(f"wrote {path}", style="dim", markup=False)
+            say(f"wrote {path}", style="dim")
     if curves is not None:
         from evalcli.report.curves import write_curves
 
@@ -130,7 +144,7 @@ def emit(result: RunResult, fmt: str, output: Path | Sequence[Path] | None, quie
         if not quiet:
             what = ", ".join(p.name for p in written) or (
                 "nothing: this task and these columns have no curves")
-            stderr().print(f"curves in {curves[0]}: {what}", style="dim", markup=False)
+            say(f"curves in {curves[0]}: {what}", style="dim")
     if fmt == "table":
         from evalcli.report.table import renderable
 
@@ -139,15 +153,14 @@ def emit(result: RunResult, fmt: str, output: Path | Sequence[Path] | None, quie
         sys.stdout.write(render(result, ReportFormat(fmt)))
         sys.stdout.flush()
     if verbose:
-        stderr().print(f"engine {result.engine}; {result.alignment.matched:,} rows matched",
-                       style="dim", markup=False)
+        say(f"engine {result.engine}; {result.alignment.matched:,} rows matched", style="dim")
     if not quiet:
         from evalcli.gates import summary
 
         line = summary(result)
         style = "green" if line.startswith("passed") else (
             "bold red" if line.startswith("FAILED") else "dim")
-        stderr().print(line, style=style, markup=False)
+        say(line, style=style)
 
 
 def wants_curves(fmt: str, outputs: Sequence[Path]) -> bool:

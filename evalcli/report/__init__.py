@@ -39,30 +39,34 @@ EXTENSIONS = {
 }
 
 
-def _renderers() -> dict[ReportFormat, Callable[[RunResult], str]]:
-    from evalcli.report import json as json_report
-    from evalcli.report import table
+_RENDERERS = {
+    ReportFormat.json: ("json", "render"),
+    ReportFormat.table: ("table", "render_text"),
+    ReportFormat.markdown: ("markdown", "render"),
+    ReportFormat.junit: ("junit", "render"),
+    ReportFormat.html: ("html", "render"),
+}
 
-    out: dict[ReportFormat, Callable[[RunResult], str]] = {
-        ReportFormat.json: json_report.render,
-        ReportFormat.table: table.render_text,
-    }
-    for fmt, module in ((ReportFormat.markdown, "markdown"), (ReportFormat.junit, "junit"),
-                        (ReportFormat.html, "html")):
-        try:
-            mod = __import__(f"evalcli.report.{module}", fromlist=["render"])
-        except ImportError:
-            continue
-        out[fmt] = mod.render
-    return out
+
+def _renderer(fmt: ReportFormat) -> Callable[[RunResult], str] | None:
+    """The render function of one format, importing only its module (a JSON report does not
+    load Rich, a table does not load the HTML writer); ``None`` when it cannot be imported."""
+    module, name = _RENDERERS[fmt]
+    try:
+        mod = __import__(f"evalcli.report.{module}", fromlist=[name])
+    except ImportError:
+        return None
+    fn: Callable[[RunResult], str] = getattr(mod, name)
+    return fn
 
 
 def render(result: RunResult, fmt: ReportFormat) -> str:
-    renderers = _renderers()
-    if fmt not in renderers:
+    renderer = _renderer(fmt)
+    if renderer is None:
+        available = [f.value for f in _RENDERERS if _renderer(f) is not None]
         raise ConfigError(f"report format '{fmt.value}' is not available in this version",
-                          hint=f"use one of: {', '.join(f.value for f in renderers)}")
-    return renderers[fmt](result)
+                          hint=f"use one of: {', '.join(available)}")
+    return renderer(result)
 
 
 def format_for(path: Path) -> ReportFormat:
