@@ -25,7 +25,7 @@ from evalcli.metrics.base import (
     Stat,
     StatValues,
 )
-from evalcli.metrics.stats import combine_moments, run_totals, sum_by
+from evalcli.metrics.stats import combine_moments, sum_by
 from evalcli.metrics.task import Role, Task, TaskInput
 
 FAMILY = "regression"
@@ -144,12 +144,21 @@ def _abs_errors_sorted(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
 
 
 def _abs_errors_values(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
-    # unweighted, no segments, in memory: the errors sorted as one column of values (a sort
-    # carrying the weight beside them moves twice the memory: 10^7 rows, 0.6 s instead of
-    # 1.4 s), counted per run of equal errors
-    abs_e = (pl.col("label") - pl.col("prediction")).abs().sort().alias("abs_e")
-    rows = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).cast(pl.Float64)
-    return run_totals(lf.select(abs_e), "abs_e", {"w": rows})
+    """Unweighted, no segments, in memory: not the whole table of errors but its two middle
+    values, picked by selection in linear time (10^7 rows: 0.2 s; sorting them costs 0.6 s),
+    each carrying half the rows. The median of this table is the median of all the errors
+    (numpy's: the mean of the two middle values, one value twice when the count is odd). The
+    table is only ever read by the median: this path never combines parts.
+
+    >>> lf = pl.LazyFrame({"label": [1.0, 5.0, 2.0, 9.0], "prediction": [0.0, 0.0, 0.0, 0.0]})
+    >>> _abs_errors_values(lf, []).collect().rows()
+    [(2.0, 2.0), (5.0, 2.0)]
+    """
+    abs_e = (pl.col("label") - pl.col("prediction")).abs()
+    half = (pl.len().cast(pl.Float64) / 2).alias("w")
+    middle = [lf.select(abs_e.quantile(0.5, interpolation=how).alias("abs_e"), half)
+              for how in ("lower", "higher")]
+    return pl.concat(middle).filter(pl.col("w") > 0)
 
 
 def _abs_errors(p: Params, c: Context) -> Sequence[Stat]:
