@@ -144,21 +144,28 @@ def _abs_errors_sorted(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
 
 
 def _abs_errors_values(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
-    """Unweighted, no segments, in memory: not the whole table of errors but its two middle
-    values, picked by selection in linear time (10^7 rows: 0.2 s; sorting them costs 0.6 s),
-    each carrying half the rows. The median of this table is the median of all the errors
-    (numpy's: the mean of the two middle values, one value twice when the count is odd). The
-    table is only ever read by the median: this path never combines parts.
+    """Unweighted, no segments, in memory: not the whole table of errors but its middle
+    value(s), from the errors sorted as one column of values (10^7 rows: 0.5 s; counting the
+    runs of equal errors as well costs 0.8 s, two selections 0.8 s): the middle one carrying
+    every row when the count is odd, else the two middle ones carrying half each. The median of
+    this table is the median of all the errors (numpy's: the mean of the two middle values).
+    Only the median reads this table, and this path never combines parts.
 
     >>> lf = pl.LazyFrame({"label": [1.0, 5.0, 2.0, 9.0], "prediction": [0.0, 0.0, 0.0, 0.0]})
     >>> _abs_errors_values(lf, []).collect().rows()
     [(2.0, 2.0), (5.0, 2.0)]
+    >>> _abs_errors_values(lf.head(3), []).collect().rows()
+    [(2.0, 3.0)]
+    >>> _abs_errors_values(lf.head(0), []).collect().rows()
+    []
     """
-    abs_e = (pl.col("label") - pl.col("prediction")).abs()
-    half = (pl.len().cast(pl.Float64) / 2).alias("w")
-    middle = [lf.select(abs_e.quantile(0.5, interpolation=how).alias("abs_e"), half)
-              for how in ("lower", "higher")]
-    return pl.concat(middle).filter(pl.col("w") > 0)
+    abs_e = (pl.col("label") - pl.col("prediction")).abs().sort().alias("abs_e")
+    n = pl.len()
+    picked = 2 - n % 2  # two middle values when the count is even, one when odd
+    return lf.select(abs_e).select(
+        pl.col("abs_e").slice((n - 1) // 2, picked),
+        (n.cast(pl.Float64) / picked.cast(pl.Float64)).alias("w"),
+    )
 
 
 def _abs_errors(p: Params, c: Context) -> Sequence[Stat]:
