@@ -395,7 +395,9 @@ def _curve_areas(stats: StatValues) -> dict[str, Any]:
         # p > 0); not arg_max, whose choice among equal maxima the streaming engine leaves open
         f1.max().alias("peak_f1"),
         pl.col("score").filter(f1 == f1.max()).max().alias("peak_threshold"),
-    ).collect().row(0, named=True) if p > 0 and df.height else {"rows": df.height}
+    # in-memory: the streaming engine adds the parts of a sum in whatever order its threads
+    # finish, so the last digit could change from run to run
+    ).collect(engine="in-memory").row(0, named=True) if p > 0 and df.height else {"rows": df.height}
     out["p"], out["n"] = p, n
     _LAST[:] = [df, out]
     return out
