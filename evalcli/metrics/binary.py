@@ -31,7 +31,7 @@ from evalcli.metrics.base import (
     Stat,
     StatValues,
 )
-from evalcli.metrics.stats import run_totals, sum_by
+from evalcli.metrics.stats import run_totals, sum_by, table_build
 from evalcli.metrics.task import Role, Task, TaskInput
 
 FAMILY = "binary"
@@ -258,13 +258,7 @@ def _score_counts_merged(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
 
 def score_counts(params: Params, ctx: Context) -> FrameStat:
     """Weighted positives and negatives per distinct score, highest score first."""
-    if ctx.options.get("__engine__") != "polars":
-        build = _score_counts_build
-    elif "weight" in ctx.roles:
-        build = _score_counts_sorted
-    else:
-        def build(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
-            return _score_counts_sorted(lf, keys) if keys else _score_counts_merged(lf, keys)
+    build = table_build(ctx, _score_counts_build, _score_counts_sorted, _score_counts_merged)
     return FrameStat(SCORE_COUNTS, build, partial(sum_by, by=["score"]))
 
 

@@ -25,7 +25,7 @@ from evalcli.metrics.base import (
     Stat,
     StatValues,
 )
-from evalcli.metrics.stats import combine_moments, sum_by
+from evalcli.metrics.stats import combine_moments, sum_by, table_build
 from evalcli.metrics.task import Role, Task, TaskInput
 
 FAMILY = "regression"
@@ -169,14 +169,7 @@ def _abs_errors_values(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
 
 
 def _abs_errors(p: Params, c: Context) -> Sequence[Stat]:
-    build: Callable[[pl.LazyFrame, list[str]], pl.LazyFrame]
-    if c.options.get("__engine__") != "polars":
-        build = _abs_errors_build
-    elif "weight" in c.roles:
-        build = _abs_errors_sorted
-    else:
-        def build(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
-            return _abs_errors_sorted(lf, keys) if keys else _abs_errors_values(lf, keys)
+    build = table_build(c, _abs_errors_build, _abs_errors_sorted, _abs_errors_values)
     return [FrameStat(ABS_ERRORS, build, partial(sum_by, by=["abs_e"]))]
 
 

@@ -5,10 +5,13 @@ Everything here works on small frames of statistics, never on the rows of the in
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Literal
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Literal
 
 import polars as pl
+
+if TYPE_CHECKING:
+    from evalcli.metrics.base import Context
 
 CombineOp = Literal["sum", "max", "min"]
 
@@ -89,3 +92,22 @@ def run_totals(lf: pl.LazyFrame, key: str, cumulative: Mapping[str, pl.Expr]) ->
         .filter(k != k.shift(-1, fill_value=float("nan")))
         .select(k, *(pl.col(c).diff().fill_null(pl.col(c).first()).alias(c) for c in cumulative))
     )
+
+
+Build = Callable[[pl.LazyFrame, list[str]], pl.LazyFrame]
+
+
+def table_build(ctx: Context, grouped: Build, sorted_rows: Build, unweighted: Build) -> Build:
+    """Which plan builds a table of weights per distinct value (a score, an error): the hash
+    group-by on the streaming engine (memory ~ distinct values); in memory, a sort of the rows
+    carrying the weight, or, unweighted and without segments (``keys`` empty), ``unweighted``,
+    which sorts one column of values only."""
+    if ctx.options.get("__engine__") != "polars":
+        return grouped
+    if "weight" in ctx.roles:
+        return sorted_rows
+
+    def build(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+        return sorted_rows(lf, keys) if keys else unweighted(lf, keys)
+
+    return build
