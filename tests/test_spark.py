@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,11 +26,6 @@ from evalcli.result import RunResult
 from evalcli.runner import run_config
 
 pytestmark = pytest.mark.spark
-
-if os.environ.get("CI"):
-    import pyspark  # in CI the spark extra must be installed: fail, never skip
-else:
-    pyspark = pytest.importorskip("pyspark", reason="needs pip install 'evalcli[spark]'")
 
 
 @pytest.fixture(scope="session")
