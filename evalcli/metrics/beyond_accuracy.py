@@ -49,6 +49,7 @@ from evalcli.metrics.ranking_core import (
     seg_cols,
     value_of,
 )
+from evalcli.metrics.stats import product01
 
 c = pl.col
 LOCAL = frozenset({"polars", "streaming"})
@@ -98,12 +99,8 @@ def _coverage_stats(params: Params, ctx: Context) -> Sequence[Stat]:
 
     def build(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
         top = _top(lf, conv, k)
-        # P(the item is in no query's top k) = Π (1 − p) over its rows: exactly 0 when a row
-        # surely holds it, else exp Σ log(1 − p) (exactly 1 when no row can; a grouped
-        # product costs fifteen times a grouped sum)
-        miss = pl.when((c("p") >= 1.0).any()).then(0.0).otherwise(
-            (1.0 - c("p")).log().sum().exp())
-        per_item = top.group_by([*keys, IT]).agg(miss.alias("miss"))
+        # P(the item is in no query's top k) = Π (1 − p) over its rows
+        per_item = top.group_by([*keys, IT]).agg(product01(1.0 - c("p")).alias("miss"))
         if catalog is not None:
             items = _side(lf, catalog, [IT], "items", "items_file").select(IT).unique()
         else:

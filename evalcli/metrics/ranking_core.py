@@ -43,6 +43,7 @@ import polars as pl
 
 from evalcli.errors import InputDataError, MetricError
 from evalcli.metrics.base import Check, Context, FrameStat, MetricValue, Param, Params
+from evalcli.metrics.stats import product01
 from evalcli.metrics.task import Role, Task, TaskInput
 
 if TYPE_CHECKING:
@@ -479,8 +480,7 @@ def _top(lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None) -> pl.LazyFra
     disc = pl.when(within).then(1.0 / (pos.cast(F64) + 1.0).log(2)).otherwise(0.0)
     inner = pl.when(n > 1).then((t - 1.0) * (r - 1.0) / (n - 1.0)).otherwise(0.0)
     ap_term = pl.when(within).then((r / n) * (c("R0").cast(F64) + 1.0 + inner) / pos).otherwise(0.0)
-    # P(no relevant item in the top k) = Π over the rows within k of (n−r−t+1)/(n−t+1): a sum
-    # of logs of the positive factors, and a count of the zero ones
+    # P(no relevant item in the top k) = Π over the rows within k of (n−r−t+1)/(n−t+1)
     none_factor = pl.when(t <= m).then(
         ((n - r - t + 1.0) / (n - t + 1.0)).clip(lower_bound=0.0)).otherwise(1.0)
     # AUC: ordered (relevant, other) pairs among the recommended items; a tie counts 1/2
@@ -492,8 +492,7 @@ def _top(lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None) -> pl.LazyFra
         (disc * c("G") / n).alias("_dcg"),
         ap_term.alias("_ap"),
         straddle.alias("_straddle"),
-        (none_factor == 0).cast(pl.Int64).alias("_zero"),
-        pl.when(none_factor > 0).then(none_factor.log()).otherwise(0.0).alias("_log"),
+        none_factor.alias("_none"),
         *([(above * neg).alias("_auc"), c("b").alias("b"), neg.alias("_neg")]
           if k is None else []),
     )
@@ -503,17 +502,14 @@ def _top(lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None) -> pl.LazyFra
         c("_dcg").sum().alias("dcg"),
         c("_ap").sum().alias("ap_sum"),
         c("_straddle").max().cast(pl.Boolean).alias("straddle"),
-        c("_zero").sum().alias("_zeros"),
-        c("_log").sum().alias("_logs"),
+        product01(c("_none")).alias("p_none"),
         c("weight").max().alias("w"),
         *(c(sg).max().alias(sg) for sg in segs),
     ]
     if k is None:
         aggs += [c("_auc").sum().alias("auc_num"), c("b").sum().alias("auc_pos"),
                  c("_neg").sum().alias("auc_neg")]
-    per = rows.group_by(Q).agg(aggs).with_columns(
-        pl.when(c("_zeros") > 0).then(0.0).otherwise(c("_logs").exp()).alias("p_none"),
-    ).drop("_zeros", "_logs")
+    per = rows.group_by(Q).agg(aggs)
     # RR: only the first group holding a relevant item matters (one row per query when there
     # are no ties); P_t = (r/n)·Π_{i<t} (n−r−i+1)/(n−i) along that group
     first = src.filter((c("R0") == 0) & (c("r") > 0) & within)

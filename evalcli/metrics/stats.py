@@ -111,3 +111,15 @@ def table_build(ctx: Context, grouped: Build, sorted_rows: Build, unweighted: Bu
         return sorted_rows(lf, keys) if keys else unweighted(lf, keys)
 
     return build
+
+
+def product01(x: pl.Expr) -> pl.Expr:
+    """The product of factors in [0, 1], as an aggregation: exactly 0 when a factor is 0,
+    else exp Σ log (exactly 1 when every factor is; a grouped ``product()`` costs about fifteen
+    times a grouped sum). Within rounding of the product otherwise.
+
+    >>> df = pl.DataFrame({"g": [1, 1, 2, 2, 3], "x": [0.5, 0.5, 1.0, 0.0, 1.0]})
+    >>> df.group_by("g", maintain_order=True).agg(product01(pl.col("x"))).rows()
+    [(1, 0.25), (2, 0.0), (3, 1.0)]
+    """
+    return pl.when((x <= 0).any()).then(0.0).otherwise(x.log().sum().exp())
