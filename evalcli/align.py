@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 import polars as pl
 
-from evalcli.errors import InputDataError, did_you_mean
+from evalcli.errors import InputDataError, clip, did_you_mean
 from evalcli.io import Source, scan
 from evalcli.metrics.task import Task
 
@@ -59,6 +59,9 @@ class Aligned:
     role_file: dict[str, str] = field(default_factory=dict)
     side: dict[str, pl.LazyFrame] = field(default_factory=dict)
     """Side inputs named by task options ending in ``_file`` (e.g. an item catalog), scanned."""
+    unused: dict[str, str] = field(default_factory=dict)
+    """Optional roles (a weight) not configured although a file has a column of that name:
+    role -> the file. Not used; ``compare`` says how to use it."""
 
 
 def _pick(role: str, configured: Mapping[str, str], names: Sequence[str]) -> str | None:
@@ -93,10 +96,20 @@ def align(task: Task, inputs: Inputs) -> Aligned:
     sides = {r.name: r.side for r in task.roles}
     sides["label"] = "truth"  # the label is always the truth
     wanted = [r.name for r in task.roles] + ["weight"]
+    opt_in = {r.name for r in task.roles if r.opt_in} | {"weight"}
     join_roles = [r.name for r in task.roles if r.side == "both"]
+    unused: dict[str, str] = {}
     for role in wanted:
         configured = role in inputs.columns
         col = inputs.columns.get(role, role)
+        if role in opt_in and not configured:
+            # an optional role is used only when named: a column that happens to be called
+            # 'weight' must not weight the results without a word (it is reported instead)
+            for names, file in ((pnames, pfile), (tnames, tfile)):
+                if role in names and role not in inputs.columns.values() \
+                        and role not in inputs.group_by:
+                    unused.setdefault(role, str(file))
+            continue
         if sides.get(role) == "both" and truth_lf is not None:
             for names, file in ((pnames, pfile), (tnames, tfile)):
                 if col not in names:
@@ -205,6 +218,7 @@ def align(task: Task, inputs: Inputs) -> Aligned:
         lf=lf, roles=frozenset(columns), schema=schema, columns=columns, ids=ids,
         segments=segments, pred_rows=pred_rows, truth_rows=truth_rows, pred_lf=pred_lf,
         truth_lf=truth_lf, inputs=inputs, role_file=role_file, side=side_inputs,
+        unused=unused,
     )
 
 
@@ -498,17 +512,49 @@ def unmatched_error(a: Aligned, only_pred: int, only_truth: int) -> InputDataErr
 
 
 def first_violation(a: Aligned, violation: pl.Expr, role: str) -> str:
-    """Describe the first row where ``violation`` holds: its key (or row number) and value."""
+    """Describe the first row where ``violation`` holds: its key (or row number) and value.
+
+    A rule on a text column's type (numbers needed) holds on every value, the valid-looking
+    ones too; the row shown is then the first whose value is not a number, the one that made
+    the reader type the column as text.
+
+    >>> lf = pl.LazyFrame({"score": ["0.9", "0.2", "abc", "x"]})
+    >>> a = Aligned(lf, frozenset(), dict(lf.collect_schema()), {}, [], [], lf, None, lf,
+    ...             None, Inputs(Source("p.csv"), None, {}, None))
+    >>> first_violation(a, pl.col("score").is_not_null(), "score")
+    "first at data row 3 (not counting the header): score='abc' (not a number)"
+    """
+    violation, odd = _culprits(a, violation, role)
+    note = " (not a number)" if odd else ""
     if a.ids:
         row = a.lf.filter(violation).sort(a.ids).select([*a.ids, pl.col(role)]).head(1).collect()
         if row.height:
             r = row.row(0, named=True)
-            return f"first at {_fmt_key(r, a.ids)}: {a.columns.get(role, role)}={r[role]!r}"
+            return (f"first at {_fmt_key(r, a.ids)}: {a.columns.get(role, role)}="
+                    f"{clip(repr(r[role]))}{note}")
         return ""
     row = a.lf.with_row_index("__row").filter(violation).select("__row", pl.col(role)) \
         .head(1).collect()
     if row.height:
         r = row.row(0, named=True)
         return (f"first at data row {r['__row'] + 1} (not counting the header): "
-                f"{a.columns.get(role, role)}={r[role]!r}")
+                f"{a.columns.get(role, role)}={clip(repr(r[role]))}{note}")
     return ""
+
+
+def _culprits(a: Aligned, violation: pl.Expr, role: str) -> tuple[pl.Expr, bool]:
+    """``violation`` narrowed to the values that are not numbers, when it condemns every value
+    of a text column and only some of them are not numbers; and whether it was narrowed."""
+    if a.schema.get(role) != pl.String:
+        return violation, False
+    col = pl.col(role)
+    odd = violation & col.is_not_null() & \
+        col.str.strip_chars().cast(pl.Float64, strict=False).is_null()
+    try:
+        bad, values, n_odd = a.lf.select(violation.sum(), col.is_not_null().sum(),
+                                         odd.sum()).collect().row(0)
+    except pl.exceptions.PolarsError:
+        return violation, False
+    if bad == values and 0 < n_odd < bad:
+        return odd, True
+    return violation, False

@@ -310,7 +310,7 @@ TASK = Task(
         Role("relevance", "graded relevance of a judged item (default 1; 0 = judged not "
              "relevant)", numeric=True, side="truth", nullable=True),
         Role("weight", "the query's weight in the means (its largest value on the query's "
-             "rows)", numeric=True, nullable=True),
+             "rows)", numeric=True, nullable=True, opt_in=True),
     ),
     options=(
         Param("compat", str, None, "convention preset for every ranking metric of the run "

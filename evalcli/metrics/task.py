@@ -30,6 +30,9 @@ class Role:
     keys (e.g. query and item for ranking); otherwise the ``id`` columns are."""
     nullable: bool = False
     """Nulls are expected after the join (e.g. relevance of a recommended, unjudged item)."""
+    opt_in: bool = False
+    """Used only when the config or a flag names its column (a weight): a column that merely
+    happens to carry the role's name changes nothing."""
 
 
 @dataclass(frozen=True)
