@@ -26,7 +26,7 @@ from evalcli.align import (
 )
 from evalcli.engine.plan import Plan
 from evalcli.errors import InputDataError
-from evalcli.metrics.base import AggStat, Check, Context, FrameStat, Stat
+from evalcli.metrics.base import AbsentLabel, AggStat, Check, Context, FrameStat, Stat
 from evalcli.metrics.task import TaskInput
 from evalcli.result import AlignmentInfo, MetricResult, SegmentResult
 
@@ -170,7 +170,12 @@ def compute(plan: Plan, a: Aligned, stats: Mapping[str, Stat], engine: str) -> C
             )
     for name, c in checks.items():
         n = int(checks_row[f"check:{name}"])
-        if n:
+        if c.require_some and n == 0 and int(checks_row["rows"]):
+            raise InputDataError(
+                f"{a.role_file.get(c.column, '')}: {c.message}; "
+                f"{seen_values(a.lf, c.column, a.columns.get(c.column, c.column))}",
+                hint=c.hint)
+        if n and not c.require_some:
             where = first_violation(a, c.violation(), c.column)
             raise InputDataError(
                 f"{a.role_file.get(c.column, '')}: {c.message}: {n} row(s), {where}",
@@ -242,6 +247,8 @@ def _nothing_left(a: Aligned, matched: int, only_p: int, only_t: int) -> InputDa
 def _explain_failure(a: Aligned, checks: Mapping[str, Check], exc: Exception) -> InputDataError:
     """A query failed on bad data: find the check that explains it, or report Polars' words."""
     for c in checks.values():
+        if c.require_some:
+            continue
         try:
             n = a.lf.select(c.violation().sum()).collect().item()
         except pl.exceptions.PolarsError:
@@ -256,12 +263,34 @@ def _explain_failure(a: Aligned, checks: Mapping[str, Check], exc: Exception) ->
                           hint="check the column types (evalcli validate CONFIG shows them)")
 
 
-def values(plan: Plan, stats: Mapping[str, Any], ctx: Context) -> list[MetricResult]:
-    """Each planned metric's value from combined statistics (each sees only its own)."""
+def seen_values(lf: pl.LazyFrame | pl.DataFrame, role: str, column: str, limit: int = 20
+                ) -> str:
+    """``the column 'c' holds: 'a', 'b', ...``: the distinct values of a role's column (the
+    first ``limit``, sorted), for a message."""
+    from evalcli.errors import clip
+
+    vals = lf.lazy().select(pl.col(role).unique().sort(nulls_last=True).head(limit + 1)) \
+        .collect().get_column(role).to_list()
+    more = " ..." if len(vals) > limit else ""
+    return clip(f"the column '{column}' holds: "
+                + ", ".join(repr(v) for v in vals[:limit]) + more, 400)
+
+
+def values(plan: Plan, stats: Mapping[str, Any], ctx: Context, segment: bool = False
+           ) -> list[MetricResult]:
+    """Each planned metric's value from combined statistics (each sees only its own).
+
+    A parameter naming a class absent from the data is an error overall; in a ``segment``
+    that merely lacks the class, the metric's 0/0 convention applies (with a note)."""
     out = []
     for pm in plan.metrics:
         own = {st.key: stats[st.key] for st in pm.metric.stats(pm.params, ctx)}
-        mv = pm.metric.value(own, pm.params)
+        try:
+            mv = pm.metric.value(own, pm.params)
+        except AbsentLabel as exc:
+            if not segment:
+                raise
+            mv = exc.fallback
         v = mv.value
         if v is not None and (v != v):  # NaN is undefined, never a number to gate on
             mv.notes.append("the value is not a number")
@@ -302,7 +331,8 @@ def run_polars(plan: Plan, a: Aligned, engine: str, extra: dict[str, Any] | None
     if extra is not None:
         extra.update({key: computed.overall[key] for key in extra})
     overall = values(plan, computed.overall, ctx)
-    segs = [SegmentResult(key, rows, values(plan, st, ctx)) for key, rows, st in computed.segments]
+    segs = [SegmentResult(key, rows, values(plan, st, ctx, segment=True))
+            for key, rows, st in computed.segments]
     return overall, segs, computed.alignment, eng
 
 

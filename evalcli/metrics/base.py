@@ -145,6 +145,10 @@ class Check:
     violation: Callable[[], pl.Expr]
     message: str
     hint: str
+    require_some: bool = False
+    """The rule the other way round: ``violation`` is then true on a row that *meets* a
+    requirement at least one row must meet (e.g. a label equal to the named positive class),
+    and the run fails when no row does; the message then lists the values the column holds."""
 
 
 @dataclass(frozen=True)
@@ -198,6 +202,32 @@ class MetricValue:
     value: float | None
     details: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+
+
+class AbsentLabel(MetricError):
+    """A metric parameter names a class that occurs nowhere in the data (a typo, most
+    likely): an error for the run as a whole, while a segment that merely lacks the class gets
+    ``fallback`` (the 0/0 convention, with a note)."""
+
+    def __init__(self, message: str, *, fallback: MetricValue, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.fallback = fallback
+
+
+def absent_label(param: str, label: Any, known: Sequence[Any], fallback: MetricValue,
+                 explicit: str | None = None) -> AbsentLabel:
+    """The error for parameter ``param`` naming ``label``, absent from the ``known`` classes."""
+    from evalcli.errors import clip
+
+    names = [str(k) for k in known]
+    shown = clip(", ".join(repr(k) for k in known[:30]) + (" ..." if len(known) > 30 else ""),
+                 300)
+    return AbsentLabel(
+        f"parameter '{param}': {clip(repr(label), 100)} occurs in neither the truth nor the "
+        f"predictions.{did_you_mean(str(label), names)} The classes seen: {shown or 'none'}.",
+        fallback=fallback,
+        hint=explicit or "name a class that occurs in the data",
+    )
 
 
 StatValues = Mapping[str, Any]

@@ -116,6 +116,8 @@ def _checks(t: TaskInput) -> list[Check]:
             _positive_value(role, t)  # raises when the option cannot name a class
     out = [c for role in ("label", "prediction") if role in t.roles
            if (c := _binary_rule(role, t)) is not None]
+    if t.options.get("positive") is not None and _uses_positive("label", t):
+        out.append(_positive_present(t))
     if "score" in t.roles:
         dtype = t.schema["score"]
         if not _is_numeric(dtype):
@@ -128,6 +130,25 @@ def _checks(t: TaskInput) -> list[Check]:
                              "the score column holds infinite values",
                              "replace them, or clip the scores"))
     return out
+
+
+def _positive_present(t: TaskInput) -> Check:
+    """The named positive class must occur: a typo (``positive: Yes`` for ``yes``) would make
+    every row negative and every number wrong without a word."""
+    roles = [r for r in ("label", "prediction") if r in t.roles and _uses_positive(r, t)]
+
+    def witness() -> pl.Expr:
+        return pl.any_horizontal([_to01(r, t) == 1.0 for r in roles])
+
+    shown = str(t.options.get("positive"))
+    return Check(
+        "positive_present", "label", witness,
+        f"options.positive {shown[:100]!r} matches no value of the label column"
+        + (" nor of the prediction column" if len(roles) > 1 else ""),
+        "set 'positive:' to a value as it is written in the label column (case and spaces "
+        "count), or --positive VALUE",
+        require_some=True,
+    )
 
 
 def _to01(role: str, t: TaskInput) -> pl.Expr:

@@ -54,6 +54,7 @@ from evalcli.metrics.base import (
     Params,
     Stat,
     StatValues,
+    absent_label,
 )
 from evalcli.metrics.stats import sum_by
 from evalcli.metrics.task import Role, Task, TaskInput
@@ -553,8 +554,13 @@ def _ratio_metric(ratio: Ratio, what: str) -> Callable[[StatValues, Params], Met
                 return MetricValue(num / den, details=one)
             absent = "" if k in c.classes else f"class {k!r} occurs in neither truth nor " \
                 "predictions; "
-            return MetricValue(fallback, details=one, notes=[
+            mv = MetricValue(fallback, details=one, notes=[
                 f"{absent}{what} of {k!r} is 0/0 (zero_division={zd})"])
+            if absent and (params.get("labels") is None or k not in c.labels(params)):
+                raise absent_label("label", params["label"], c.classes, mv,
+                                   "name a class that occurs in the data, or list the label "
+                                   "set explicitly with the 'labels' parameter")
+            return mv
         labels = c.labels(params)
         average = params.get("average", "macro")
         by_label = []

@@ -47,6 +47,7 @@ from evalcli.metrics.base import (
     Params,
     Stat,
     StatValues,
+    absent_label,
 )
 from evalcli.metrics.multiclass import average_labels
 from evalcli.metrics.stats import sum_by
@@ -384,8 +385,11 @@ def _labels_average(stats: StatValues, params: Params, ratio: LabelRatio,
         if den != 0:
             return MetricValue(num / den, details=one)
         absent = "" if k in rows else f"label {k!r} occurs in neither truth nor predictions; "
-        return MetricValue(fb, details=one,
-                           notes=[f"{absent}{what} of {k!r} is 0/0 (zero_division={zd})"])
+        mv = MetricValue(fb, details=one,
+                         notes=[f"{absent}{what} of {k!r} is 0/0 (zero_division={zd})"])
+        if absent:
+            raise absent_label("label", k, list(rows), mv)
+        return mv
     labels = [k for k, r in rows.items() if r["true_n"] or r["pred_n"]]
     average = params.get("average", "samples")
     by_label, undefined = [], []
