@@ -2,7 +2,9 @@
 
 A :class:`UserError` is bad usage, configuration or input: the CLI prints its message (one
 paragraph naming the file, the column, the row or key, and the fix) and exits with
-:data:`EXIT_ERROR`, never with a traceback. Anything else that escapes is a bug.
+:data:`EXIT_ERROR`, never with a traceback. Anything else that escapes is a bug: the CLI says
+so in one line, keeps the traceback in a file, and exits with :data:`EXIT_INTERNAL` (never 1,
+which means a gate failed).
 """
 
 from __future__ import annotations
@@ -21,11 +23,17 @@ class ExitCode(IntEnum):
     """At least one gate failed."""
     ERROR = 2
     """Bad usage, configuration or input."""
+    INTERNAL = 3
+    """An internal error: a bug in evalcli (or a plugin), never a verdict on the model."""
+    INTERRUPTED = 130
+    """Stopped by Ctrl-C (SIGINT); no output file changed."""
 
 
 EXIT_OK = ExitCode.OK
 EXIT_GATE_FAILED = ExitCode.GATE_FAILED
 EXIT_ERROR = ExitCode.ERROR
+EXIT_INTERNAL = ExitCode.INTERNAL
+EXIT_INTERRUPTED = ExitCode.INTERRUPTED
 
 
 class UserError(Exception):
@@ -71,3 +79,17 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str:
     """
     close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
     return f" Did you mean '{close[0]}'?" if close else ""
+
+
+def clip(text: str, limit: int = 200) -> str:
+    """``text`` cut to about ``limit`` characters for a message (an echo of user input must
+    never flood the terminal), saying how much was cut.
+
+    >>> clip("abc")
+    'abc'
+    >>> clip("x" * 1000, 10)
+    'xxxxxxxxxx… (990 more characters)'
+    """
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit:,} more characters)"

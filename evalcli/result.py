@@ -104,6 +104,12 @@ class RunResult:
     extra: dict[str, Any] = field(default_factory=dict)
     curves: dict[str, Any] = field(default_factory=dict)
     """Curve tables (Polars DataFrames) by name: roc, pr, residuals. Not in the JSON report."""
+    unused_columns: dict[str, str] = field(default_factory=dict)
+    """Optional roles a file has a column for that the run did not use because nothing named
+    it (role -> file), e.g. a ``weight`` column. Not in the reports."""
+    per_query: pl.DataFrame | None = None
+    """Each query's metric values (ranking, when ``per_query`` is asked for). Not in the
+    reports; written by the output step with the other outputs."""
 
     def metric(self, id_: str) -> MetricResult:
         for m in self.metrics:

@@ -14,6 +14,7 @@ from evalcli.errors import ConfigError
 from evalcli.gates import EVERY, evaluate_gates, normalize_label
 from evalcli.io import Source
 from evalcli.metrics.registry import Registry, get_registry, warn_broken
+from evalcli.report.outputs import Targets, check_targets, write_all
 from evalcli.result import Gate, InputInfo, RunResult
 
 if TYPE_CHECKING:
@@ -122,17 +123,21 @@ def segment_gates(cfg: Config, plan: Plan) -> dict[str, dict[str, Gate]]:
 
 def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
                progress: Callable[[str], None] | None = None,
-               frames: Mapping[str, pl.LazyFrame] | None = None) -> RunResult:
+               frames: Mapping[str, pl.LazyFrame] | None = None,
+               write_per_query: bool = True) -> RunResult:
     """Evaluate a config: one pass over the inputs, gates applied, no printing.
 
     ``curves`` also computes the curve tables (ROC/PR points, residuals) in the same pass;
     ``progress`` is told what the run is doing (for a progress display); ``frames``
     (``predictions``/``truth``, from the Python API) are read instead of the config's paths.
+    The config's ``per_query`` table is written (checked before the run) unless
+    ``write_per_query`` is false: the CLI then writes it with its other outputs, all or none.
     """
     from evalcli.curves import curves_from, display_stats
     from evalcli.engine.polars_engine import run_polars
 
     say = progress or (lambda _msg: None)
+    targets = output_targets(cfg) if write_per_query and cfg.per_query is not None else None
     say("reading the inputs' schemas and aligning them")
     prep = prepare(cfg, frames)
     seg_gates = segment_gates(cfg, prep.plan)
@@ -168,6 +173,7 @@ def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
         segments=segments,
         options={k: v for k, v in prep.plan.options.items() if v is not None},
         gating=gating,
+        unused_columns=dict(a.unused),
     )
     if ranking_extra and extra is not None:
         _finish_ranking(cfg, {k: extra.pop(k) for k in ranking_extra}, result)
@@ -180,6 +186,8 @@ def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
     if not gating:
         for m in result.metrics:
             m.passed = None
+    if targets is not None:
+        write_all(result, targets)
     return result
 
 
@@ -229,32 +237,32 @@ def _finish_ranking(cfg: Config, computed: Mapping[str, Any], result: RunResult)
 
     result.alignment.extra.update(query_counts(computed[QUERIES]))
     if cfg.per_query is not None:  # sorted: engine spark gathers the queries by partition
-        write_table(per_query_output(computed[PER_QUERY]).sort(Q, nulls_last=True),
-                    Path(cfg.resolve(cfg.per_query)))
+        result.per_query = per_query_output(computed[PER_QUERY]).sort(Q, nulls_last=True)
 
 
-def write_table(df: pl.DataFrame, path: Path) -> None:
-    """Write a table atomically, in the format of the extension: .parquet, .csv or .jsonl."""
-    import os
+def input_paths(cfg: Config) -> list[str]:
+    """Every file the run reads (resolved): inputs, side files, the baseline report, plugin
+    files. No output may be one of them."""
+    paths = [cfg.resolve(s.path) for s in (cfg.predictions, cfg.truth) if s is not None]
+    paths += [cfg.resolve(str(v)) for k, v in cfg.options.items()
+              if k.endswith("_file") and isinstance(v, str) and v]
+    if cfg.baseline is not None:
+        paths.append(cfg.resolve(cfg.baseline.report))
+    paths += [cfg.resolve(p) for p in cfg.plugins]
+    return paths
 
-    suffix = path.suffix.lower()
-    if suffix not in (".parquet", ".csv", ".jsonl", ".ndjson"):
-        raise ConfigError(f"cannot tell the format of {path} from its extension",
-                          hint="use .parquet, .csv or .jsonl")
-    if not path.parent.is_dir():
-        raise ConfigError(f"cannot write {path}: the folder {path.parent} does not exist")
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        if suffix == ".parquet":
-            df.write_parquet(tmp)
-        elif suffix == ".csv":
-            df.write_csv(tmp)
-        else:
-            df.write_ndjson(tmp)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+
+def output_targets(cfg: Config, reports: Sequence[Path | str] = (),
+                   curves: tuple[Path, str] | None = None,
+                   also_inputs: Sequence[str | Path] = ()) -> Targets:
+    """The run's outputs: ``reports`` (the config's ``report:`` included by the caller), the
+    curves' folder and format, and the config's per-query table; checked against the inputs
+    and ``also_inputs`` (the config file) (see :func:`evalcli.report.outputs.check_targets`)."""
+    targets = Targets(
+        reports=tuple(Path(p) for p in reports), curves=curves,
+        per_query=Path(cfg.resolve(cfg.per_query)) if cfg.per_query is not None else None)
+    check_targets(targets, [*input_paths(cfg), *(str(p) for p in also_inputs)])
+    return targets
 
 
 def run_path(path: Path, *, predictions: str | None = None, truth: str | None = None,

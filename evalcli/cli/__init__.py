@@ -6,6 +6,7 @@ and ``evalcli --version`` stay instant.
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
@@ -18,7 +19,8 @@ app = typer.Typer(
     help=(
         "Evaluate a model's predictions against ground truth from files: binary, multiclass, "
         "multilabel, ranking and regression metrics, with gates for CI.\n\n"
-        "Exit codes: 0 all gates passed, 1 a gate failed, 2 bad usage, config or input."
+        "Exit codes: 0 all gates passed, 1 a gate failed, 2 bad usage, config or input, "
+        "3 an internal error (a bug in evalcli), 130 interrupted."
     ),
     no_args_is_help=True,
     rich_markup_mode="rich",
@@ -40,8 +42,13 @@ def _root(
         typer.Option("--version", "-V", callback=_version, is_eager=True,
                      help="Print the version and exit."),
     ] = None,
+    debug: Annotated[bool, typer.Option(
+        "--debug", help="On an internal error (exit 3), print the traceback too.")] = False,
 ) -> None:
     """Evaluate predictions against truth."""
+    from evalcli.cli.common import DEBUG
+
+    DEBUG[0] = debug
 
 
 app.command("run", epilog=run.EPILOG)(run.run)
@@ -53,5 +60,16 @@ app.command("schema")(schema.schema)
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point. Commands turn their own errors into exit codes; this is
+    the net for anything that escapes them (exit 3, never 1: 1 means a gate failed)."""
+    try:
+        app()
+    except (SystemExit, KeyboardInterrupt) as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            sys.stderr.write("interrupted\n")
+            sys.exit(130)
+        raise
+    except BaseException as exc:  # a bug: one line, exit 3
+        from evalcli.cli.common import internal_error
+
+        sys.exit(internal_error(exc).exit_code)

@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
-from evalcli.errors import EXIT_ERROR, UserError
+from evalcli.errors import EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED, UserError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from evalcli.report.outputs import Targets
     from evalcli.result import RunResult
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -54,8 +55,25 @@ def fail(message: str) -> typer.Exit:
     return typer.Exit(EXIT_ERROR)
 
 
+def _click_exception() -> type[Exception]:
+    """Click's usage-error base class, wherever this Typer keeps Click (vendored or not)."""
+    for cls in typer.BadParameter.__mro__:
+        if cls.__name__ == "ClickException":
+            return cls
+    return typer.BadParameter
+
+
+_PASS_THROUGH = (typer.Exit, typer.Abort, _click_exception(), SystemExit, GeneratorExit)
+"""What Typer itself turns into exit codes (usage errors: 2)."""
+
+DEBUG = [False]
+"""Set by the global ``--debug`` flag (or ``EVALCLI_DEBUG=1``): print an internal error's
+traceback on stderr."""
+
+
 def user_errors(fn: F) -> F:
-    """Turn a UserError into one message on stderr and exit code 2 (no traceback)."""
+    """Turn a UserError into one message on stderr and exit code 2 (no traceback); Ctrl-C into
+    exit 130; any other exception (a bug) into one line, the traceback in a file, and exit 3."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -67,10 +85,48 @@ def user_errors(fn: F) -> F:
 
             raise fail(escape(str(exc))) from None
         except KeyboardInterrupt:
-            stderr().print("interrupted")
-            raise typer.Exit(130) from None
+            say("interrupted")
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+        except _PASS_THROUGH:
+            raise
+        except BaseException as exc:  # anything else is a bug: say so, exit 3
+            raise internal_error(exc) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def internal_error(exc: BaseException) -> typer.Exit:
+    """Report a bug: one line on stderr, the traceback in a file (and on stderr with
+    ``--debug``); the exit code is :data:`~evalcli.errors.EXIT_INTERNAL`, never 1."""
+    import tempfile
+    import traceback
+
+    from evalcli._version import __version__
+    from evalcli.errors import clip
+
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    where = ""
+    try:
+        fd, path = tempfile.mkstemp(prefix="evalcli-crash-", suffix=".txt")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(f"evalcli {__version__}, Python {sys.version.split()[0]}\n")
+            fh.write(f"command: {' '.join(sys.argv)}\n\n{text}")
+        where = f"; the traceback is in {path}"
+    except OSError:
+        pass
+    if isinstance(exc, MemoryError):
+        what = "evalcli ran out of memory"
+        hint = "try 'engine: streaming' (or --engine streaming), or a machine with more memory"
+    else:
+        what = (f"internal error in evalcli {__version__} (a bug, not a problem with your "
+                f"input): {type(exc).__name__}: {clip(str(exc).strip() or '-', 300)}")
+        hint = "please report it with that file" + (
+            "" if DEBUG[0] else "; --debug prints the traceback here")
+    if DEBUG[0] or os.environ.get("EVALCLI_DEBUG"):
+        sys.stderr.write(text)
+    sys.stderr.write(f"error: {what}{where}\n  {hint}\n")
+    sys.stderr.flush()
+    return typer.Exit(EXIT_INTERNAL)
 
 
 @contextlib.contextmanager
@@ -126,25 +182,25 @@ def progress(quiet: bool = False, verbose: bool = False) -> Iterator[Callable[[s
     log("")
 
 
-def emit(result: RunResult, fmt: str, output: Path | Sequence[Path] | None, quiet: bool = False,
-         curves: tuple[Path, str] | None = None, verbose: bool = False) -> None:
-    """Print the report in ``fmt`` to stdout; write it to each ``output`` (format from the
-    extension); write the curve files; end with a one-line summary on stderr."""
-    from evalcli.report import ReportFormat, render, write
+def emit(result: RunResult, fmt: str, targets: Targets | None = None, quiet: bool = False,
+         verbose: bool = False) -> None:
+    """Write every output of ``targets`` (all or none), print the report in ``fmt`` on stdout,
+    and end with a one-line summary on stderr."""
+    from evalcli.report import ReportFormat, render
+    from evalcli.report.outputs import write_all
 
-    outputs = [output] if isinstance(output, str | os.PathLike) else list(output or [])
-    for path in outputs:
-        write(result, Path(path))
+    if targets is not None:
+        written = set(write_all(result, targets))
         if not quiet:
-            say(f"wrote {path}", style="dim")
-    if curves is not None:
-        from evalcli.report.curves import write_curves
-
-        written = write_curves(result, *curves)
-        if not quiet:
-            what = ", ".join(p.name for p in written) or (
-                "nothing: this task and these columns have no curves")
-            say(f"curves in {curves[0]}: {what}", style="dim")
+            for path in targets.reports:
+                say(f"wrote {path}", style="dim")
+            if targets.curves is not None:
+                folder = targets.curves[0]
+                what = ", ".join(p.name for p in sorted(written) if p.parent == Path(folder)) \
+                    or "nothing: this task and these columns have no curves"
+                say(f"curves in {folder}: {what}", style="dim")
+            if targets.per_query is not None and targets.per_query in written:
+                say(f"wrote {targets.per_query}", style="dim")
     if fmt == "table":
         from evalcli.report.table import renderable
 

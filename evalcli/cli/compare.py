@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from evalcli.cli.common import emit, exit_code, progress, stderr, user_errors, wants_curves
+from evalcli.cli.common import say as say_line
 from evalcli.cli.run import ENGINE_HELP, CurvesFormat, Engine, OutputFormat
 
 EPILOG = (
@@ -79,16 +80,21 @@ def compare(
     )
     if inferred and not quiet and format == OutputFormat.table:
         stderr().print("inferred: " + ", ".join(inferred), style="dim")
-    from evalcli.runner import override, run_config
+    from evalcli.runner import output_targets, override, run_config
 
     if engine is not None:
         cfg = override(cfg, engine=engine.value)
     if per_query is not None:
         cfg = override(cfg, per_query=str(per_query))
     outputs = list(output or [])
+    targets = output_targets(cfg, outputs,
+                             (curves, curves_format.value) if curves is not None else None)
     with progress(quiet, verbose) as say:
-        result = run_config(cfg, progress=say, curves=curves is not None
-                            or wants_curves(format.value, outputs))
-    emit(result, format.value, outputs, quiet,
-         (curves, curves_format.value) if curves is not None else None, verbose)
+        result = run_config(cfg, progress=say, write_per_query=False,
+                            curves=curves is not None or wants_curves(format.value, outputs))
+    if not quiet:
+        for role, file in result.unused_columns.items():
+            say_line(f"note: {file} has a column '{role}' that is not used; "
+                     f"--{role} {role} would use it")
+    emit(result, format.value, targets, quiet, verbose)
     raise typer.Exit(exit_code(result))

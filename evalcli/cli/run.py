@@ -88,17 +88,18 @@ def run(
     Gates (min/max on metrics) decide the exit code: 0 passed, 1 a gate failed, 2 bad input.
     """
     from evalcli.config import load_config
-    from evalcli.runner import override, run_config
+    from evalcli.runner import output_targets, override, run_config
 
     cfg = override(load_config(config), predictions=predictions, truth=truth,
                    baseline=baseline, engine=engine.value if engine else None,
                    per_query=str(per_query) if per_query else None)
     outputs = [Path(cfg.resolve(p)) for p in cfg.report] + list(output or [])
     curves_to = curves_target(cfg, curves, curves_format)
+    targets = output_targets(cfg, outputs, curves_to, also_inputs=[config])
     with progress(quiet, verbose) as say:
-        result = run_config(cfg, gating=gate, progress=say,
+        result = run_config(cfg, gating=gate, progress=say, write_per_query=False,
                             curves=curves_to is not None or wants_curves(format.value, outputs))
-    emit(result, format.value, outputs, quiet, curves_to, verbose)
+    emit(result, format.value, targets, quiet, verbose)
     raise typer.Exit(exit_code(result))
 
 
