@@ -3,7 +3,8 @@ and its plots present and drawn.
 
 Chromium comes from the system packages (Debian: ``apt-get install chromium``); the test drives
 it over the DevTools protocol (``websocket-client``) and records every request the page makes.
-Without a Chromium the browser tests are skipped locally and fail under CI (``CI`` set).
+Without a Chromium the browser tests fail, naming the package (``scripts/test``, the README's test
+command, installs it first).
 """
 
 from __future__ import annotations
@@ -248,7 +249,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
     exe = _chromium()
     if exe is None:  # a missing browser fails the test: it must never pass unchecked
         pytest.fail("no chromium found: the HTML report test drives it headless; install it "
-                    "(apt-get install chromium), as .ci/run does")
+                    "(apt-get install chromium), as scripts/test does")
     b = Browser(exe, tmp_path_factory.mktemp("chromium-profile"))
     try:
         yield b
