@@ -551,8 +551,9 @@ def _culprits(a: Aligned, violation: pl.Expr, role: str) -> tuple[pl.Expr, bool]
     odd = violation & col.is_not_null() & \
         col.str.strip_chars().cast(pl.Float64, strict=False).is_null()
     try:
-        bad, values, n_odd = a.lf.select(violation.sum(), col.is_not_null().sum(),
-                                         odd.sum()).collect().row(0)
+        bad, values, n_odd = a.lf.select(violation.sum().alias("bad"),
+                                         col.is_not_null().sum().alias("values"),
+                                         odd.sum().alias("odd")).collect().row(0)
     except pl.exceptions.PolarsError:
         return violation, False
     if bad == values and 0 < n_odd < bad:
