@@ -9,10 +9,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalcli.config import Config, parse_config
 from evalcli.errors import ConfigError, InputDataError
+
+if TYPE_CHECKING:
+    from evalcli.io import Source
 
 LABEL_NAMES = ("label", "y", "y_true", "target", "truth", "actual", "ground_truth", "class",
                "relevance", "labels")
@@ -46,12 +49,50 @@ def parse_gate(text: str) -> tuple[str, str, float]:
     return m.group(1), "min" if m.group(2) == ">=" else "max", float(m.group(3))
 
 
-def _schema(path: str) -> tuple[list[str], dict[str, Any], Any]:
+def _schema(path: str) -> tuple[list[str], dict[str, Any], _Reading]:
     from evalcli.io import Source, scan
 
-    lf = scan(Source(str(Path(path).resolve()) if "://" not in path else path))
+    source = Source(str(Path(path).resolve()) if "://" not in path else path,
+                    relative_to="the working directory")
+    lf = scan(source)
     schema = lf.collect_schema()
-    return list(schema.names()), dict(schema), lf
+    return list(schema.names()), dict(schema), _Reading(lf, source)
+
+
+class _Reading:
+    """A scanned file whose rows inference reads (a few values): a read error names the file,
+    the line and the fix, as the engine's would."""
+
+    def __init__(self, lf: Any, source: Source | None) -> None:
+        self.lf, self.source = lf, source
+
+    def value(self, *exprs: Any) -> Any:
+        """``lf.select(exprs)`` collected, as one value."""
+        import polars as pl
+
+        try:
+            return self.lf.select(*exprs).collect().item()
+        except pl.exceptions.PolarsError as exc:
+            raise self.failure(exc) from None
+
+    def values(self, expr: Any) -> list[Any]:
+        import polars as pl
+
+        try:
+            return list(self.lf.select(expr).collect().to_series().to_list())
+        except pl.exceptions.PolarsError as exc:
+            raise self.failure(exc) from None
+
+    def failure(self, exc: Exception) -> InputDataError:
+        from evalcli.io.readers import explain_read_error
+
+        found = explain_read_error([self.source], exc)
+        if found is not None:
+            return found
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        name = self.source.path if self.source is not None else "the input"
+        return InputDataError(f"cannot read {name}: {first[:200]}",
+                              hint="check the file's format and encoding")
 
 
 def _probabilities(lf: Any, schema: dict[str, Any], col: str) -> bool:
@@ -62,7 +103,12 @@ def _probabilities(lf: Any, schema: dict[str, Any], col: str) -> bool:
     if dtype is None or not dtype.is_float():
         return False
     c = pl.col(col)
-    return bool(lf.select(((c != 0) & (c != 1)).any()).collect().item())
+    return bool(_reading(lf).value(((c != 0) & (c != 1)).any()))
+
+
+def _reading(lf: Any) -> _Reading:
+    """``lf`` as read by inference: a scanned file (from :func:`_schema`) or a bare LazyFrame."""
+    return lf if isinstance(lf, _Reading) else _Reading(lf, None)
 
 
 def infer_task(lf: Any, col: str, schema: dict[str, Any], positive: str | None,
@@ -70,24 +116,24 @@ def infer_task(lf: Any, col: str, schema: dict[str, Any], positive: str | None,
     """Binary, multiclass, multilabel or regression, from the label column's type and values."""
     import polars as pl
 
+    reading = _reading(lf)
     dtype = schema[col]
     if dtype == pl.Boolean:
         return "binary"
     if isinstance(dtype, pl.List | pl.Array):
         return "multilabel"
-    if dtype == pl.String and lf.head(10_000).select(
-            pl.col(col).str.contains("|", literal=True).any()).collect().item():
+    if dtype == pl.String and _Reading(reading.lf.head(10_000), reading.source).value(
+            pl.col(col).str.contains("|", literal=True).any()):
         return "multilabel"  # label sets joined by '|' (the multilabel delimited layout)
     # first values in file order: the message names them in a stable order
-    values = lf.select(pl.col(col).drop_nulls().unique(maintain_order=True).head(3)) \
-        .collect().to_series().to_list()
+    values = reading.values(pl.col(col).drop_nulls().unique(maintain_order=True).head(3))
     if dtype.is_numeric():
         if set(values) <= {0, 1}:
             return "binary"
         if dtype.is_float() and any(float(v) != int(v) for v in values):
             return "regression"
         if dtype.is_float():
-            n = lf.select(pl.col(col).n_unique()).collect().item()
+            n = reading.value(pl.col(col).n_unique())
             return "regression" if n > 50 else "multiclass"
         return "multiclass"
     if len(values) <= 2 and positive is not None:

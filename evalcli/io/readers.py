@@ -1,20 +1,48 @@
 """Lazy scans of the input files, with the format from the extension (or the config).
 
 CSV, TSV, Parquet (a file, a glob, or a directory with hive partitions), JSONL/NDJSON, and
-gzip/zstd-compressed CSV and JSONL. Nothing is read here but the schema: errors about missing or
-empty files surface now, with the file's name, instead of in the middle of a computation.
+gzip/zstd-compressed CSV and JSONL. Nothing is read here but the schema and the head of a text
+file (its first 64 KiB, decompressed): errors about missing, empty, mislabelled or malformed
+files surface now, with the file's name, instead of in the middle of a computation.
+
+What the head settles, without reading the data twice:
+
+- the compression, from the magic bytes: a file named ``.gz`` (or ``.zst``, or whose input
+  mapping names a compression) must be compressed so; a compressed file with a plain name is
+  read by its content, as Polars does;
+- the encoding: the head must be UTF-8 (else: the line, and the ``encoding:`` option);
+- a CSV/TSV header: no column named twice (Polars would rename the second ``x_duplicated_0``),
+  not one column that another separator would split (``id;score`` read with ``,``), and rows
+  after it (a header alone is not data);
+- JSONL: no key twice in a record of the head (Polars would keep one value silently).
+
+A bad byte or value beyond the head fails when the rows are read; :func:`explain_read_error`
+then turns Polars' words into the file, the line and the fix (reading the file again only on
+that error path).
 """
 
 from __future__ import annotations
 
+import atexit
+import codecs
+import contextlib
+import csv
 import glob as globlib
-from collections.abc import Callable
-from dataclasses import dataclass, field
+import gzip
+import itertools
+import json
+import os
+import re
+import tempfile
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any, Final, Literal
 
 import polars as pl
 
-from evalcli.errors import InputDataError
+from evalcli.errors import InputDataError, clip
 
 _EXT = {
     ".csv": "csv",
@@ -31,6 +59,14 @@ _EXT = {
     ".trec": "trec",
 }
 _COMPRESSED = {".gz": "gzip", ".gzip": "gzip", ".zst": "zstd", ".zstd": "zstd"}
+_MAGIC = {"gzip": b"\x1f\x8b", "zstd": b"\x28\xb5\x2f\xfd"}
+_TEXT = ("csv", "tsv", "jsonl", "trec")
+_HEAD_BYTES = 64 * 1024
+"""How much of a text file (decompressed) the checks of :func:`scan` read."""
+_HEADER_BYTES = 16 * 1024 * 1024
+"""How far the head extends to hold a whole header line (a very wide CSV)."""
+_LOSSY: Final = "utf8-lossy"
+_SEPARATORS = (",", ";", "\t", "|")
 
 
 @dataclass(frozen=True)
@@ -45,6 +81,12 @@ class Source:
     has_header: bool = True
     frame: pl.LazyFrame | None = field(default=None, compare=False, repr=False)
     """An in-memory input (Python API); ``path`` then only names it in messages."""
+    encoding: str | None = None
+    """The text encoding of a CSV/TSV/JSONL file: UTF-8 by default; any Python codec name
+    (``latin-1``, ``cp1252``, ``utf-16``: the file is decoded to a UTF-8 copy once), or
+    ``utf8-lossy`` (invalid bytes read as U+FFFD)."""
+    relative_to: str = "the config's folder"
+    """Where a relative path starts, for messages (``compare``: the working directory)."""
 
 
 def detect_format(path: str) -> tuple[str, str | None]:
@@ -81,7 +123,7 @@ def _scan_trec(source: Source) -> pl.LazyFrame:
 EXTRA_READERS["trec"] = _scan_trec
 
 
-def _exists(path: str) -> None:
+def _exists(path: str, relative_to: str = "the config's folder") -> None:
     if "://" in path:
         return
     if any(ch in path for ch in "*?["):
@@ -98,11 +140,368 @@ def _exists(path: str) -> None:
             close = difflib.get_close_matches(Path(path).name, names, n=1)
             near = f" Did you mean '{parent / close[0]}'?" if close else ""
         raise InputDataError(f"file {path} does not exist.{near}",
-                             hint="check the path (relative paths start at the config's folder)")
+                             hint=f"check the path (relative paths start at {relative_to})")
     if Path(path).is_dir() and not any(f.is_file() for f in Path(path).rglob("*")):
         raise InputDataError(f"the folder {path} holds no files",
                              hint="point at a Parquet file, a glob such as data/*.parquet, or "
                              "a folder of Parquet files (hive partitions)")
+
+
+# --------------------------------------------------------------------------- the head
+
+def content_compression(path: str) -> str | None:
+    """``"gzip"`` or ``"zstd"`` when the file starts with that format's magic bytes, else None.
+
+    >>> import tempfile, gzip
+    >>> f = tempfile.NamedTemporaryFile(suffix=".csv", delete=False)
+    >>> _ = f.write(gzip.compress(b"a\\n1\\n")); f.close()
+    >>> content_compression(f.name)
+    'gzip'
+    """
+    with open(path, "rb") as fh:
+        start = fh.read(4)
+    return next((kind for kind, magic in _MAGIC.items() if start.startswith(magic)), None)
+
+
+def _first_file(path: str) -> str | None:
+    """The file a path names, or the first file a glob matches; None for folders and URLs."""
+    if "://" in path:
+        return None
+    if any(ch in path for ch in "*?["):
+        files = sorted(f for f in globlib.glob(path, recursive=True) if Path(f).is_file())
+        return files[0] if files else None
+    return path if Path(path).is_file() else None
+
+
+def _check_compression(source: Source, fmt: str, file: str) -> str | None:
+    """The file's compression, from its content; an error when its name or its input mapping
+    claims another one. Reads the magic bytes only."""
+    actual = content_compression(file)
+    suffix = Path(source.path).suffix.lower()
+    named = _COMPRESSED.get(suffix)
+    claimed = source.compression or named
+    if fmt == "parquet":
+        if actual or claimed not in (None, "none"):
+            raise InputDataError(
+                f"{source.path}: a Parquet file compressed as a whole ({actual or claimed}) "
+                "cannot be read; Parquet compresses its columns inside the file",
+                hint=f"decompress it first (gunzip / unzstd {Path(source.path).name})",
+            )
+        return None
+    if claimed in _MAGIC and actual != claimed:
+        what = f"{actual}-compressed" if actual else _describe_start(file)
+        if source.compression:
+            raise InputDataError(
+                f"{source.path}: its input mapping says compression: {claimed}, but the file "
+                f"is not {claimed}-compressed: it is {what}",
+                hint="remove 'compression:' (evalcli reads gzip and zstd by their content), or "
+                f"compress the file with {claimed}",
+            )
+        raise InputDataError(
+            f"{source.path} is named {suffix} but is not {claimed}-compressed: it is {what}",
+            hint=f"rename it without '{suffix}' (or set compression: none in its input "
+            f"mapping), or compress it with {claimed}",
+        )
+    if claimed == "none" and actual:
+        raise InputDataError(
+            f"{source.path} is {actual}-compressed, but its input mapping says compression: none",
+            hint="remove 'compression: none' (evalcli reads gzip and zstd by their content)",
+        )
+    return actual
+
+
+def _describe_start(file: str) -> str:
+    with open(file, "rb") as fh:
+        start = fh.read(256)
+    if not start:
+        return "empty"
+    try:
+        start.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(start) - 3:  # not just a character cut at the end
+            return f"something else (it starts with {start[:8]!r})"
+    return "plain text"
+
+
+@dataclass(frozen=True)
+class Head:
+    """The first bytes of a text file, decompressed, cut after a line end when possible."""
+
+    data: bytes
+    complete: bool
+    """The whole file is in ``data``."""
+    lossy: bool = False
+    """Invalid UTF-8 bytes were read as U+FFFD (a zstd file that is not UTF-8)."""
+
+
+def read_head(file: str, compression: str | None, size: int = _HEAD_BYTES) -> Head:
+    """The first ``size`` bytes of ``file`` (decompressed), extended to hold the first line
+    (up to 16 MiB). A zstd file's head comes from Polars (Python 3.11 has no zstd): lossy
+    when the file is not UTF-8."""
+    if compression == "zstd":
+        return _zstd_head(file, size)
+    opener: Callable[[str], Any] = gzip.open if compression == "gzip" else \
+        (lambda f: open(f, "rb"))  # noqa: SIM115
+    try:
+        with opener(file) as fh:
+            data = fh.read(size)
+            while b"\n" not in data and len(data) < _HEADER_BYTES:
+                more = fh.read(size)
+                if not more:
+                    break
+                data += more
+            complete = not fh.read(1)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputDataError(
+            f"{file}: the {compression or 'file'} data is truncated or corrupt ({exc})",
+            hint="write or download the file again",
+        ) from None
+    return Head(data, complete)
+
+
+def _zstd_head(file: str, size: int) -> Head:
+    lines_wanted = max(size // 64, 2)
+
+    def lines(encoding: Literal["utf8", "utf8-lossy"]) -> list[str | None]:
+        return pl.scan_csv(file, has_header=False, separator="\x1f", quote_char=None,
+                           encoding=encoding, infer_schema=False, n_rows=lines_wanted,
+                           comment_prefix=None).collect().to_series().to_list()
+
+    try:
+        try:
+            got, lossy = lines("utf8"), False
+        except pl.exceptions.ComputeError:
+            got, lossy = lines("utf8-lossy"), True
+    except pl.exceptions.PolarsError as exc:
+        raise InputDataError(f"{file}: the zstd data is truncated or corrupt ({_first(exc)})",
+                             hint="write or download the file again") from None
+    return Head("".join((line or "") + "\n" for line in got).encode(),
+                len(got) < lines_wanted, lossy=lossy)
+
+
+def _line_at(data: bytes, pos: int) -> tuple[int, bytes]:
+    """The 1-based number and the bytes of the line holding byte ``pos``."""
+    start = data.rfind(b"\n", 0, pos) + 1
+    end = data.find(b"\n", pos)
+    return data.count(b"\n", 0, pos) + 1, data[start:end if end >= 0 else len(data)]
+
+
+def _show(raw: bytes) -> str:
+    """A line of the file for a message: invalid bytes as \\xNN, capped."""
+    text = clip(raw.rstrip(b"\r\n").decode("utf-8", "backslashreplace"))
+    return "'" + "".join(c if c.isprintable() else repr(c)[1:-1] for c in text) + "'"
+
+
+def _utf8_error(source: Source, line: int, raw: bytes, bad: bytes) -> InputDataError:
+    """Line ``line`` (``raw``) holds the invalid bytes ``bad`` (empty: not known, the line
+    came through a lossy reader with U+FFFD in their place)."""
+    name = Path(source.path).name
+    guess = "utf-16" if line == 1 and raw.startswith((b"\xff\xfe", b"\xfe\xff")) else "latin-1"
+    what = f"the byte(s) {' '.join(f'0x{b:02X}' for b in bad)}" if bad else \
+        "a byte that is not UTF-8 (shown as \ufffd)"
+    option = "" if not bad else (  # a zstd file (bad unknown) is read in UTF-8 only
+        f", or name its encoding where the config names the file: {{path: {name}, encoding: "
+        f"{guess}}} (encoding: utf8-lossy reads bad bytes as U+FFFD)")
+    return InputDataError(
+        f"{source.path} is not valid UTF-8: line {line} holds {what}: {_show(raw)}",
+        hint=f"re-encode the file as UTF-8 (iconv -f {guess} -t utf-8){option}",
+    )
+
+
+def _check_utf8(source: Source, head: Head) -> None:
+    if head.lossy:
+        if (pos := head.data.find("\ufffd".encode())) >= 0:
+            line, raw = _line_at(head.data, pos)
+            raise _utf8_error(source, line, raw, b"")
+        return
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(head.data, final=head.complete)
+    except UnicodeDecodeError as exc:
+        line, raw = _line_at(head.data, exc.start)
+        raise _utf8_error(source, line, raw, head.data[exc.start:exc.end]) from None
+
+
+def _check_csv_head(source: Source, head: Head, sep: str) -> None:
+    """Duplicated column names, a wrong separator, a header without rows."""
+    text = head.data.decode("utf-8", "replace").removeprefix("\ufeff")
+    line, _, rest = text.partition("\n")
+    line = line.rstrip("\r")
+    if not line.strip():
+        return
+    names = next(csv.reader([line], delimiter=sep, quotechar='"'), [])
+    where: dict[str, list[int]] = {}
+    for i, n in enumerate(names, 1):
+        where.setdefault(n, []).append(i)
+    # unnamed columns (a trailing separator, as spreadsheets write) name nothing to pick
+    dups = {n: pos for n, pos in where.items() if len(pos) > 1 and n.strip()}
+    if dups:
+        said = "; ".join(f"'{clip(n, 60)}' (columns {_and(pos)})" for n, pos in
+                         list(dups.items())[:3])
+        raise InputDataError(
+            f"{source.path}: the header names a column more than once: {said}",
+            hint="rename or remove the extra column(s); evalcli does not guess which one is "
+            "meant",
+        )
+    if len(names) == 1 and names[0] == line:  # one column, and not a quoted name
+        for other in _SEPARATORS:
+            if other != sep and len([p for p in line.split(other) if p.strip()]) >= 2:
+                raise InputDataError(
+                    f"{source.path}: the header {clip(line)!r} is one column when split on "
+                    f"{sep!r}, but it holds {other!r}: the file looks {other!r}-separated",
+                    hint="name the separator where the config names the file: "
+                    f"{{path: {Path(source.path).name}, separator: {json.dumps(other)}}}",
+                )
+    if head.complete and not rest.strip():
+        raise InputDataError(
+            f"{source.path} has no data rows, only a header ({clip(line)})",
+            hint="check that the file was written completely",
+        )
+
+
+def _and(items: Sequence[int]) -> str:
+    return " and ".join([", ".join(map(str, items[:-1])), str(items[-1])]) if len(items) > 1 \
+        else str(items[0])
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in seen:
+            raise _DuplicateKey(k)
+        seen[k] = v
+    return seen
+
+
+def _check_jsonl_head(source: Source, head: Head) -> None:
+    """No record of the head names a key twice (Polars keeps one of the values silently).
+    Syntax errors are left to Polars, whose failure :func:`explain_read_error` locates."""
+    lines = head.data.split(b"\n")
+    if not head.complete:
+        lines = lines[:-1]  # cut by the head's size
+    for i, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            json.loads(raw, object_pairs_hook=_no_duplicate_keys, strict=False)
+        except _DuplicateKey as exc:
+            raise InputDataError(
+                f"{source.path}: line {i} names the key '{clip(str(exc), 60)}' twice: "
+                f"{_show(raw)}",
+                hint="remove one of the two; evalcli does not guess which value is meant",
+            ) from None
+        except ValueError:
+            return
+
+
+# --------------------------------------------------------------------------- encodings
+
+_COPIES: dict[tuple[str, str, int, int], str] = {}
+
+
+def _remove_copies() -> None:
+    for path in _COPIES.values():
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+atexit.register(_remove_copies)
+
+
+def _encoding(source: Source) -> str:
+    """The normalized encoding: ``utf-8``, ``utf8-lossy`` or a Python codec's name."""
+    enc = (source.encoding or "utf-8").strip().lower()
+    if enc.replace("-", "").replace("_", "") == "utf8lossy":
+        return _LOSSY
+    try:
+        name = codecs.lookup(enc).name
+    except LookupError:
+        raise InputDataError(
+            f"{source.path}: unknown encoding {clip(source.encoding or '', 60)!r}",
+            hint="name a Python codec such as latin-1, cp1252, utf-16, or utf8-lossy",
+        ) from None
+    return "utf-8" if name in ("utf-8", "utf-8-sig") else name
+
+
+def _utf8_copy(source: Source, file: str, compression: str | None, encoding: str) -> str:
+    """A UTF-8 copy of a text file in another encoding, decoded once per process (streamed
+    in 1 MiB pieces; Polars then scans the copy lazily)."""
+    st = os.stat(file)
+    key = (os.path.abspath(file), encoding, st.st_mtime_ns, st.st_size)
+    if key in _COPIES:
+        return _COPIES[key]
+    if compression == "zstd":
+        raise InputDataError(
+            f"{source.path}: a zstd-compressed file can be read in UTF-8 only (encoding: "
+            f"{encoding})",
+            hint="decompress it, or re-encode it as UTF-8 (iconv -t utf-8)",
+        )
+    errors = "replace" if encoding == _LOSSY else "strict"
+    codec = "utf-8" if encoding == _LOSSY else encoding
+    fd, out = tempfile.mkstemp(prefix="evalcli-utf8-", suffix=Path(file).suffix or ".txt")
+    try:
+        with os.fdopen(fd, "wb") as dst:
+            decoder = codecs.getincrementaldecoder(codec)(errors)
+            done = 0
+            for chunk in itertools.chain(_chunks(file, compression), [b""]):
+                try:
+                    dst.write(decoder.decode(chunk, final=not chunk).encode("utf-8"))
+                except UnicodeDecodeError as exc:
+                    where = f"byte {done + exc.start:,}" + (" (decompressed)" if compression
+                                                            else "")
+                    raise InputDataError(
+                        f"{source.path} is not valid {encoding}: {where} is {exc.reason}",
+                        hint="name the file's actual encoding, or re-encode it as UTF-8",
+                    ) from None
+                done += len(chunk)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(out)
+        if isinstance(exc, OSError | EOFError | zlib.error):
+            raise InputDataError(f"cannot read {source.path}: {exc}",
+                                 hint="check the file (a truncated or corrupt download?)"
+                                 ) from None
+        raise
+    _COPIES[key] = out
+    return out
+
+
+# --------------------------------------------------------------------------- scan
+
+def _prepare_text(source: Source, fmt: str) -> tuple[Source, bool]:
+    """Check the head of a text file; the source to read (a UTF-8 copy for another encoding)
+    and whether Polars should read it lossily."""
+    encoding = _encoding(source)
+    lossy = encoding == _LOSSY and fmt in ("csv", "tsv")
+    file = _first_file(source.path)
+    if file is None:  # a URL or a glob: Polars reads it, in UTF-8
+        if encoding != "utf-8" and not lossy:
+            raise InputDataError(
+                f"{source.path}: encoding: {encoding} is supported for a local file, not for "
+                f"{'a URL' if '://' in source.path else 'a glob'}",
+                hint="re-encode the file(s) as UTF-8 (or use encoding: utf8-lossy for CSV)")
+        return source, lossy
+    compression = _check_compression(source, fmt, file)
+    read = source
+    if encoding != "utf-8" and not lossy:
+        read = replace(source, path=_utf8_copy(source, file, compression, encoding),
+                       encoding=None)
+        file, compression = read.path, None
+    head = read_head(file, compression)
+    if not lossy:
+        _check_utf8(source, head)
+    if fmt in ("csv", "tsv") and source.has_header:
+        _check_csv_head(source, head, _separator(source, fmt))
+    elif fmt == "jsonl":
+        _check_jsonl_head(source, head)
+    return read, lossy
+
+
+def _separator(source: Source, fmt: str) -> str:
+    return source.separator or ("\t" if fmt == "tsv" else ",")
 
 
 def scan(source: Source) -> pl.LazyFrame:
@@ -111,17 +510,26 @@ def scan(source: Source) -> pl.LazyFrame:
         if not source.frame.collect_schema():
             raise InputDataError(f"{source.path} has no columns")
         return source.frame
-    _exists(source.path)
+    _exists(source.path, source.relative_to)
     # a format named in the config wins, even when the extension says nothing (data.out)
     fmt = source.format or detect_format(source.path)[0]
+    read, lossy = source, False
+    if fmt in _TEXT:
+        read, lossy = _prepare_text(source, fmt)
+    elif fmt == "parquet":
+        if _encoding(source) != "utf-8":
+            raise InputDataError(f"{source.path}: encoding applies to text files (CSV, TSV, "
+                                 "JSONL); Parquet text is UTF-8", hint="remove 'encoding:'")
+        file = _first_file(source.path)
+        if file is not None:
+            _check_compression(source, fmt, file)
     lf: pl.LazyFrame
     try:
         if fmt in ("csv", "tsv"):
-            sep = source.separator or ("\t" if fmt == "tsv" else ",")
             lf = pl.scan_csv(
-                source.path, separator=sep, has_header=source.has_header,
+                read.path, separator=_separator(source, fmt), has_header=source.has_header,
                 null_values=list(source.null_values) if source.null_values else None,
-                infer_schema_length=10_000,
+                infer_schema_length=10_000, encoding="utf8-lossy" if lossy else "utf8",
             )
         elif fmt == "parquet":
             path = source.path
@@ -130,9 +538,9 @@ def scan(source: Source) -> pl.LazyFrame:
             else:
                 lf = pl.scan_parquet(path, hive_partitioning=None)
         elif fmt == "jsonl":
-            lf = pl.scan_ndjson(source.path, infer_schema_length=10_000)
+            lf = pl.scan_ndjson(read.path, infer_schema_length=10_000)
         elif fmt in EXTRA_READERS:
-            lf = EXTRA_READERS[fmt](source)
+            lf = EXTRA_READERS[fmt](read)
         else:
             raise InputDataError(f"{source.path}: format '{fmt}' is not readable here",
                                  hint="use csv, tsv, parquet or jsonl")
@@ -140,11 +548,156 @@ def scan(source: Source) -> pl.LazyFrame:
     except pl.exceptions.NoDataError:
         raise InputDataError(f"{source.path} is empty (no header, no rows)",
                              hint="check that the file was written completely") from None
+    except pl.exceptions.DuplicateError as exc:
+        m = re.search(r"name '([^']*)'", str(exc))
+        col = f"'{clip(m.group(1), 60)}'" if m else "of a column"
+        raise InputDataError(f"{source.path}: the column name {col} appears more than once",
+                             hint="rename or drop the extra column (evalcli does not guess "
+                             "which one is meant)") from None
     except (pl.exceptions.ComputeError, pl.exceptions.SchemaError, OSError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputDataError(f"cannot read {source.path} as {fmt}: {first}",
+        explained = explain_read_error([source], exc) if isinstance(
+            exc, pl.exceptions.PolarsError) else None
+        if explained is not None:
+            raise explained from None
+        raise InputDataError(f"cannot read {source.path} as {fmt}: {clip(_first(exc))}",
                              hint="check the file's format, or set format/separator in the "
                              "config") from None
     if not schema:
         raise InputDataError(f"{source.path} has no columns")
     return lf
+
+
+def _first(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+# --------------------------------------------------------------------------- read errors
+
+_JSON_SYNTAX = re.compile(r"syntax|character \d+|EOF|parse|json|expected", re.I)
+_PARSE = re.compile(r"could not parse `(.*?)` as dtype `(.*?)` at column '(.*?)'", re.S)
+
+
+def explain_read_error(sources: Sequence[Source | None], exc: BaseException
+                       ) -> InputDataError | None:
+    """The file, the line and the fix behind a Polars error raised while reading ``sources``
+    (invalid UTF-8, a value that does not parse as its column's type, bad JSON), or None when
+    the error is not about reading them. Reads the files again: call it only on that error."""
+    if not isinstance(exc, pl.exceptions.PolarsError):
+        return None
+    text = str(exc)
+    for source in sources:
+        if source is None or source.frame is not None or "://" in source.path:
+            continue
+        try:
+            fmt = source.format or detect_format(source.path)[0]
+        except InputDataError:
+            continue
+        if fmt not in _TEXT:
+            continue
+        file = _first_file(source.path)
+        if file is None:
+            continue
+        try:
+            found = _explain_one(source, fmt, file, text)
+        except (OSError, EOFError, zlib.error, pl.exceptions.PolarsError):
+            found = None
+        if found is not None:
+            return found
+    return None
+
+
+def _explain_one(source: Source, fmt: str, file: str, text: str) -> InputDataError | None:
+    try:
+        encoding = _encoding(source)
+    except InputDataError:
+        return None
+    compression = content_compression(file)
+    if "utf-8" in text.lower() or "utf8" in text.lower():
+        if encoding != "utf-8":
+            return None
+        return _locate_invalid_utf8(source, file, compression)
+    m = _PARSE.search(text)
+    if m and fmt in ("csv", "tsv"):
+        return _locate_value(source, fmt, file, *m.groups())
+    if fmt == "jsonl" and encoding == "utf-8" and _JSON_SYNTAX.search(text):
+        return _locate_bad_json(source, file, compression)
+    return None
+
+
+def _chunks(file: str, compression: str | None) -> Iterator[bytes]:
+    raw: Any = gzip.open(file, "rb") if compression == "gzip" else open(file, "rb")  # noqa: SIM115
+    with raw:
+        while chunk := raw.read(1 << 20):
+            yield chunk
+
+
+def _locate_invalid_utf8(source: Source, file: str, compression: str | None
+                         ) -> InputDataError | None:
+    if compression == "zstd":
+        lines = pl.scan_csv(file, has_header=False, separator="\x1f", quote_char=None,
+                            encoding=_LOSSY, infer_schema=False, comment_prefix=None) \
+            .with_row_index("__line", offset=1) \
+            .filter(pl.any_horizontal(pl.col(pl.String).str.contains("\ufffd", literal=True))) \
+            .head(1).collect()
+        if not lines.height:
+            return None
+        return _utf8_error(source, int(lines.row(0)[0]), str(lines.row(0)[1]).encode(), b"")
+    line, tail = 1, b""
+    for chunk in itertools.chain(_chunks(file, compression), [None]):
+        # whole lines only: a line end never falls inside a UTF-8 character
+        if chunk is None:
+            piece, tail = tail, b""
+        else:
+            data = tail + chunk
+            cut = data.rfind(b"\n") + 1
+            piece, tail = data[:cut], data[cut:]
+        try:
+            piece.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            n, raw = _line_at(piece, exc.start)
+            return _utf8_error(source, line + n - 1, raw, piece[exc.start:exc.end])
+        line += piece.count(b"\n")
+    return None
+
+
+def _locate_value(source: Source, fmt: str, file: str, value: str, dtype: str, column: str
+                  ) -> InputDataError | None:
+    lf = pl.scan_csv(file, separator=_separator(source, fmt), has_header=source.has_header,
+                     infer_schema=False, encoding=_LOSSY,
+                     null_values=list(source.null_values) if source.null_values else None)
+    if column not in lf.collect_schema().names():
+        return None
+    row = lf.with_row_index("__row").filter(pl.col(column) == value).select("__row").head(1) \
+        .collect()
+    if not row.height:
+        return None
+    n = int(row.item()) + 1
+    line = n + 1 if source.has_header else n
+    kind = "number" if re.fullmatch(r"[fiu]\d+", dtype) else f"{dtype} value"
+    return InputDataError(
+        f"{source.path}: column '{clip(column, 60)}', data row {n} (line {line}) holds "
+        f"{clip(value)!r}, which is not a {kind} as the values before it are",
+        hint=f"fix the value; if it means 'missing', list it under null_values in the config's "
+        f"input mapping (null_values: [{json.dumps(clip(value, 40))}])",
+    )
+
+
+def _locate_bad_json(source: Source, file: str, compression: str | None
+                     ) -> InputDataError | None:
+    if compression == "zstd":
+        return None
+    opener: Any = gzip.open if compression == "gzip" else open
+    with opener(file, "rb") as fh:
+        for i, raw in enumerate(fh, 1):
+            if not raw.strip():
+                continue
+            try:
+                json.loads(raw)
+            except ValueError as exc:
+                why = str(exc).split(": line")[0]
+                return InputDataError(
+                    f"{source.path}: line {i} is not a JSON object ({why}): {_show(raw)}",
+                    hint="fix the line: JSONL holds one complete JSON object per line",
+                )
+    return None

@@ -19,13 +19,12 @@ Query and document ids stay strings, as in trec_eval (``0012`` is not ``12``).
 
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 
 import polars as pl
 
 from evalcli.errors import InputDataError
-from evalcli.io.readers import Source
+from evalcli.io.readers import Source, content_compression, read_head
 
 QRELS = ("query", "iteration", "item", "relevance")
 RUN = ("query", "q0", "item", "rank", "score", "tag")
@@ -35,20 +34,15 @@ _SNIFF_LINES = 50
 
 
 def _first_lines(path: str) -> list[str]:
-    """The first non-empty lines of a (possibly gzip-compressed) text file."""
-    p = Path(path)
-    opener = gzip.open if p.suffix.lower() in (".gz", ".gzip") else open
-    out: list[str] = []
-    try:
-        with opener(p, "rt", encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                if line.strip():
-                    out.append(line)
-                    if len(out) >= _SNIFF_LINES:
-                        break
-    except OSError as exc:
-        raise InputDataError(f"cannot read {path}: {exc}") from None
-    return out
+    """The first non-empty lines of a (possibly gzip- or zstd-compressed) text file: its head,
+    compression told by the content, as :func:`~evalcli.io.readers.scan` reads it."""
+    if not Path(path).is_file():
+        raise InputDataError(f"cannot read {path}: not a file")
+    head = read_head(path, content_compression(path))
+    lines = head.data.decode("utf-8", "replace").split("\n")
+    if not head.complete:
+        lines = lines[:-1]  # cut by the head's size
+    return [line for line in lines if line.strip()][:_SNIFF_LINES]
 
 
 def trec_kind(path: str) -> str:

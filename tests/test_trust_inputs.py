@@ -1,0 +1,323 @@
+"""Issue 19 ("Trust"), the inputs: files that used to run silently wrong, or crash, or explain
+themselves badly. Each bad file gets one message naming the file, the column, the row (line) or
+key, and the fix, with exit code 2; the checks read only the head of a file (the header line,
+the magic bytes), never the data twice.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from evalcli.errors import InputDataError
+from evalcli.io import Source, scan
+from tests.conftest import CliResult
+
+Cli = Callable[..., CliResult]
+
+
+def assert_user_error(r: CliResult, *patterns: str) -> str:
+    assert r.exit_code == 2, (r.exit_code, r.stdout, r.stderr)
+    assert r.stdout == "", r.stdout
+    assert "Traceback" not in r.stderr
+    assert r.stderr.count("error:") == 1, r.stderr
+    flat = " ".join(r.stderr.split())  # the console may wrap long lines
+    for p in patterns:
+        assert re.search(p, flat), f"{p!r} not in {flat!r}"
+    return flat
+
+
+def write(folder: Path, name: str, text: str | bytes) -> str:
+    path = folder / name
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+PREDS = "id,score\n1,0.9\n2,0.2\n3,0.6\n4,0.4\n"
+TRUTH = "id,label\n1,1\n2,0\n3,1\n4,0\n"
+
+
+def auroc(r: CliResult) -> float:
+    assert r.exit_code == 0, r.stderr
+    rep = json.loads(r.stdout)
+    return float(next(m["value"] for m in rep["metrics"] if m["id"] == "auroc"))
+
+
+# ------------------------------------------------------------------ 4. duplicated column names
+
+@pytest.mark.parametrize("name,text", [
+    ("p.csv", "id,score,score\n1,0.9,0.1\n2,0.2,0.3\n3,0.6,0.5\n4,0.4,0.4\n"),
+    ("p.tsv", "id\tscore\tscore\n1\t0.9\t0.1\n2\t0.2\t0.3\n3\t0.6\t0.5\n4\t0.4\t0.4\n"),
+    ("p.csv.gz", gzip.compress(b'id,"score",score\n1,0.9,0.1\n2,0.2,0.3\n3,0.6,0.5\n')),
+])
+def test_a_duplicated_header_is_an_error_naming_file_and_column(
+        cli: Cli, tmp_path: Path, name: str, text: str | bytes) -> None:
+    p = write(tmp_path, name, text)
+    t = write(tmp_path, "t.csv", TRUTH)
+    assert_user_error(cli("compare", p, t), re.escape(name), r"'score'", r"columns 2 and 3",
+                      r"fix: rename")
+
+
+def test_a_duplicated_header_fails_run_and_validate_too(cli: Cli, tmp_path: Path) -> None:
+    write(tmp_path, "p.csv", PREDS)
+    write(tmp_path, "t.csv", "id,label,id\n1,1,1\n2,0,2\n3,1,3\n4,0,4\n")
+    cfg = write(tmp_path, "c.yaml", "task: binary\npredictions: p.csv\ntruth: t.csv\n")
+    for command in ("run", "validate"):
+        assert_user_error(cli(command, cfg), r"t\.csv", r"'id'", r"columns 1 and 3")
+
+
+def test_duplicated_parquet_columns_are_an_error(cli: Cli, tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_arrays([pa.array([1, 2]), pa.array([0.9, 0.2]), pa.array([0.1, 0.3])],
+                                 names=["id", "score", "score"])
+    pq.write_table(table, tmp_path / "p.parquet")
+    t = write(tmp_path, "t.csv", TRUTH)
+    assert_user_error(cli("compare", str(tmp_path / "p.parquet"), t), r"p\.parquet",
+                      r"'score'", r"more than once", r"fix: ")
+
+
+def test_a_duplicated_jsonl_key_is_an_error_naming_the_line(cli: Cli, tmp_path: Path) -> None:
+    p = write(tmp_path, "p.jsonl", '{"id": 1, "score": 0.9}\n{"id": 2, "score": 0.2, '
+              '"score": 0.7}\n')
+    t = write(tmp_path, "t.csv", "id,label\n1,1\n2,0\n")
+    assert_user_error(cli("compare", p, t), r"p\.jsonl", r"line 2", r"'score'", r"twice")
+
+
+def test_header_check_reads_only_the_head(tmp_path: Path) -> None:
+    # a bad byte far beyond the head: the scan (schema only) does not see it, the rows do
+    rows = "".join(f"{i},0.5\n" for i in range(200_000))
+    path = tmp_path / "p.csv"
+    path.write_bytes(b"id,score\n" + rows.encode() + b"7,\xff\n")
+    lf = scan(Source(str(path)))
+    assert lf.collect_schema().names() == ["id", "score"]
+    with pytest.raises(pl.exceptions.PolarsError):
+        lf.collect()
+
+
+# ------------------------------------------------------------------ 5. compression by content
+
+@pytest.mark.parametrize("name,kind", [
+    ("p.csv.gz", "gzip"), ("p.jsonl.gz", "gzip"), ("p.csv.zst", "zstd"), ("p.tsv.gzip", "gzip")])
+def test_a_compressed_name_on_plain_text_is_an_error(cli: Cli, tmp_path: Path, name: str,
+                                                      kind: str) -> None:
+    text = ('{"id": 1, "score": 0.9}\n{"id": 2, "score": 0.2}\n' if "jsonl" in name
+            else PREDS.replace(",", "\t") if ".tsv" in name else PREDS)
+    p = write(tmp_path, name, text)
+    t = write(tmp_path, "t.csv", TRUTH)
+    assert_user_error(cli("compare", p, t), re.escape(name), rf"not {kind}-compressed",
+                      r"plain text", r"fix: rename")
+
+
+def test_compression_none_reads_a_plain_file_named_gz(cli: Cli, tmp_path: Path) -> None:
+    write(tmp_path, "p.csv.gz", PREDS)
+    write(tmp_path, "t.csv", TRUTH)
+    cfg = write(tmp_path, "c.yaml", "task: binary\npredictions: {path: p.csv.gz, compression: "
+                "none}\ntruth: t.csv\nmetrics: [auroc]\n")
+    assert auroc(cli("run", cfg, "-f", "json")) == 1.0
+
+
+def test_a_gzip_file_is_read_by_its_content_whatever_its_name(cli: Cli, tmp_path: Path
+                                                              ) -> None:
+    p = write(tmp_path, "p.csv", gzip.compress(PREDS.encode()))
+    t = write(tmp_path, "t.csv", TRUTH)
+    assert auroc(cli("compare", p, t, "-f", "json", "-m", "auroc")) == 1.0
+    # ... unless the config says it is not compressed
+    write(tmp_path, "c.yaml", "task: binary\npredictions: {path: p.csv, compression: none}\n"
+          "truth: t.csv\n")
+    assert_user_error(cli("run", str(tmp_path / "c.yaml")), r"p\.csv is gzip-compressed",
+                      r"compression: none")
+
+
+def test_a_gzip_compressed_parquet_file_says_so(cli: Cli, tmp_path: Path) -> None:
+    pl.DataFrame({"id": [1, 2], "score": [0.9, 0.2]}).write_parquet(tmp_path / "p.parquet")
+    raw = (tmp_path / "p.parquet").read_bytes()
+    (tmp_path / "p.parquet.gz").write_bytes(gzip.compress(raw))
+    t = write(tmp_path, "t.csv", TRUTH)
+    assert_user_error(cli("compare", str(tmp_path / "p.parquet.gz"), t), r"p\.parquet\.gz",
+                      r"gzip", r"fix: .*gunzip")
+
+
+def test_a_truncated_gzip_file(cli: Cli, tmp_path: Path) -> None:
+    p = write(tmp_path, "p.csv.gz", gzip.compress(PREDS.encode())[:20])
+    t = write(tmp_path, "t.csv", TRUTH)
+    assert_user_error(cli("compare", p, t), r"p\.csv\.gz", r"truncated or corrupt")
+
+
+def test_a_qrels_file_named_gz_that_is_not_gzip(cli: Cli, tmp_path: Path) -> None:
+    q = write(tmp_path, "t.qrels.gz", "q1 0 d1 1\nq1 0 d2 0\n")
+    r = write(tmp_path, "p.run", "q1 Q0 d1 1 2.0 x\nq1 Q0 d2 2 1.0 x\n")
+    assert_user_error(cli("compare", r, q), r"t\.qrels\.gz", r"not gzip-compressed")
+
+
+# ------------------------------------------------------------------ 11. encodings
+
+LATIN1 = b"id,label,city\n1,1,Paris\n2,0,K\xf6ln\n3,1,Z\xfcrich\n4,0,Paris\n"
+GROUPED = "id,score,g\n1,0.9,a\n2,0.2,b\n3,0.6,a\n4,0.4,b\n"
+
+
+@pytest.mark.parametrize("extra", [[], ["--task", "binary"]])
+def test_latin1_bytes_name_the_file_the_line_and_the_encoding_option(
+        cli: Cli, tmp_path: Path, extra: list[str]) -> None:
+    p = write(tmp_path, "p.csv", GROUPED)
+    t = write(tmp_path, "latin1.csv", LATIN1)
+    flat = assert_user_error(cli("compare", p, t, "--group-by", "g", *extra), r"latin1\.csv",
+                             r"not valid UTF-8", r"line 3", r"encoding: latin-1")
+    assert "column types" not in flat
+
+
+def test_latin1_bytes_beyond_the_head_in_an_inferred_compare(cli: Cli, tmp_path: Path) -> None:
+    rows = "".join(f"{i},{i % 2},Paris\n" for i in range(1, 20_000)).encode()
+    t = write(tmp_path, "t.csv", b"id,label,city\n" + rows + b"20000,0,K\xf6ln\n")
+    p = write(tmp_path, "p.csv", "id,score\n" + "".join(f"{i},0.5\n" for i in range(1, 20_001)))
+    assert_user_error(cli("compare", p, t), r"t\.csv", r"not valid UTF-8", r"line 20001",
+                      r"encoding")
+
+
+def test_a_read_error_after_the_head_is_explained_with_file_and_line(tmp_path: Path) -> None:
+    rows = "".join(f"{i},Paris\n" for i in range(30_000)).encode()
+    path = write(tmp_path, "t.csv", b"id,city\n" + rows + b"30000,K\xf6ln\n")
+    source = Source(path)
+    from evalcli.io.readers import explain_read_error
+
+    with pytest.raises(pl.exceptions.PolarsError) as info:
+        scan(source).collect()
+    err = explain_read_error([Source(write(tmp_path, "ok.csv", PREDS)), source], info.value)
+    assert err is not None
+    assert re.search(r"t\.csv.*not valid UTF-8.*line 30002", err.message), err.message
+    assert "encoding" in (err.hint or "")
+
+
+def test_a_number_that_does_not_parse_after_the_inferred_rows(tmp_path: Path) -> None:
+    rows = "".join(f"{i},0.5\n" for i in range(20_000))
+    path = write(tmp_path, "p.csv", "id,score\n" + rows + "20000,n/a\n")
+    source = Source(path)
+    from evalcli.io.readers import explain_read_error
+
+    with pytest.raises(pl.exceptions.PolarsError) as info:
+        scan(source).collect()
+    err = explain_read_error([source], info.value)
+    assert err is not None
+    assert re.search(r"p\.csv.*column 'score'.*line 20002.*'n/a'", err.message), err.message
+    assert "null_values" in (err.hint or "")
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_encoding_latin1_reads_the_file(tmp_path: Path, compress: bool) -> None:
+    data = gzip.compress(LATIN1) if compress else LATIN1
+    path = write(tmp_path, "t.csv.gz" if compress else "t.csv", data)
+    df = scan(Source(path, encoding="latin-1")).collect()
+    assert df["city"].to_list() == ["Paris", "Köln", "Zürich", "Paris"]
+    assert df["label"].dtype == pl.Int64
+
+
+def test_encoding_utf8_lossy_and_unknown(tmp_path: Path) -> None:
+    path = write(tmp_path, "t.csv", LATIN1)
+    df = scan(Source(path, encoding="utf8-lossy")).collect()
+    assert df["city"].to_list()[1] == "K\ufffdln"
+    with pytest.raises(InputDataError, match=r"t\.csv: unknown encoding 'klingon'"):
+        scan(Source(path, encoding="klingon"))
+
+
+def test_encoding_utf16_and_its_hint(tmp_path: Path) -> None:
+    path = write(tmp_path, "t.csv", "id,city\n1,Köln\n".encode("utf-16"))
+    with pytest.raises(InputDataError, match=r"t\.csv is not valid UTF-8: line 1") as info:
+        scan(Source(path))
+    assert "encoding: utf-16" in (info.value.hint or "")
+    assert scan(Source(path, encoding="utf-16")).collect()["city"].to_list() == ["Köln"]
+
+
+def test_unnamed_trailing_columns_are_not_duplicates(tmp_path: Path) -> None:
+    path = write(tmp_path, "p.csv", "id,score,,\n1,0.5,,\n")
+    assert scan(Source(path)).collect()["score"].to_list() == [0.5]
+
+
+def test_encoding_of_jsonl(tmp_path: Path) -> None:
+    path = write(tmp_path, "t.jsonl", '{"id": 1, "city": "Köln"}\n'.encode("cp1252"))
+    assert scan(Source(path, encoding="cp1252")).collect()["city"].to_list() == ["Köln"]
+
+
+# ------------------------------------------------------------------ 17. messages
+
+@pytest.mark.parametrize("pred,truth,bad", [
+    ("id,score\n", TRUTH, "p.csv"),
+    (PREDS, "id,label\n", "t.csv"),
+    ("id,score\r\n\r\n", "id,label\n", "p.csv"),
+])
+def test_a_header_only_csv(cli: Cli, tmp_path: Path, pred: str, truth: str, bad: str) -> None:
+    p = write(tmp_path, "p.csv", pred)
+    t = write(tmp_path, "t.csv", truth)
+    flat = assert_user_error(cli("compare", p, t), rf"{re.escape(bad)} has no data rows, only a "
+                             r"header")
+    assert "compare string" not in flat and "multiclass" not in flat
+
+
+def test_a_header_only_single_file(cli: Cli, tmp_path: Path) -> None:
+    f = write(tmp_path, "one.csv", "id,score,label\n")
+    assert_user_error(cli("compare", f), r"one\.csv has no data rows, only a header")
+
+
+def test_a_non_numeric_score_quotes_the_bad_value(cli: Cli, tmp_path: Path) -> None:
+    p = write(tmp_path, "p.csv", "id,score\n1,0.9\n2,0.2\n3,abc\n4,0.4\n")
+    t = write(tmp_path, "t.csv", TRUTH)
+    for extra in ([], ["--task", "binary"]):
+        flat = assert_user_error(cli("compare", p, t, *extra), r"p\.csv", r"id=3: score='abc'")
+        assert "'0.9'" not in flat
+
+
+def test_a_non_numeric_target_in_one_file_names_the_row(cli: Cli, tmp_path: Path) -> None:
+    f = write(tmp_path, "r.csv", "label,prediction\n1.5,1.0\n2.5,2.0\n-,3.0\n4.5,4.0\n")
+    flat = assert_user_error(cli("compare", f, "--task", "regression"), r"r\.csv",
+                             r"data row 3 .*label='-'")
+    assert "'1.5'" not in flat
+
+
+def test_a_jsonl_syntax_error_names_the_line(cli: Cli, tmp_path: Path) -> None:
+    p = write(tmp_path, "p.jsonl", '{"id": 1, "score": 0.9}\n{"id": 2, "score": 0.2}\n'
+              '{"id": 3, "score": 0.6\n{"id": 4, "score": 0.4}\n')
+    t = write(tmp_path, "t.csv", TRUTH)
+    assert_user_error(cli("compare", p, t), r"p\.jsonl", r"line 3", r'\{"id": 3, "score": 0\.6')
+
+
+@pytest.mark.parametrize("sep", [";", "\t", "|"])
+def test_a_csv_with_another_separator_suggests_it(cli: Cli, tmp_path: Path, sep: str) -> None:
+    p = write(tmp_path, "p.csv", PREDS.replace(",", sep))
+    t = write(tmp_path, "t.csv", TRUTH)
+    shown = "\\t" if sep == "\t" else sep
+    assert_user_error(cli("compare", p, t), r"p\.csv", r"one column",
+                      rf"separator: \"{re.escape(shown)}\"")
+
+
+def test_a_tsv_that_is_comma_separated_suggests_it(cli: Cli, tmp_path: Path) -> None:
+    write(tmp_path, "p.tsv", PREDS)
+    write(tmp_path, "t.csv", TRUTH)
+    cfg = write(tmp_path, "c.yaml", "task: binary\npredictions: p.tsv\ntruth: t.csv\n")
+    assert_user_error(cli("run", cfg), r"p\.tsv", r'separator: ","')
+
+
+def test_missing_file_paths_are_relative_to_the_working_directory_in_compare(
+        cli: Cli, tmp_path: Path) -> None:
+    t = write(tmp_path, "t.csv", TRUTH)
+    flat = assert_user_error(cli("compare", str(tmp_path / "nope.csv"), t),
+                             r"nope\.csv does not exist", r"working directory")
+    assert "config" not in flat
+    cfg = write(tmp_path, "c.yaml", "task: binary\npredictions: nope.csv\ntruth: t.csv\n")
+    assert_user_error(cli("run", cfg), r"nope\.csv does not exist", r"config's folder")
+
+
+def test_echoes_of_the_input_are_capped(cli: Cli, tmp_path: Path) -> None:
+    wide = ";".join(f"column_number_{i}" for i in range(500))
+    p = write(tmp_path, "p.csv", f"{wide}\n" + ";".join("1" * 500) + "\n")
+    t = write(tmp_path, "t.csv", TRUTH)
+    flat = assert_user_error(cli("compare", p, t), r"p\.csv")
+    assert len(flat) < 1200, flat
