@@ -94,6 +94,16 @@ def test_a_duplicated_jsonl_key_is_an_error_naming_the_line(cli: Cli, tmp_path: 
     assert_user_error(cli("compare", p, t), r"p\.jsonl", r"line 2", r"'score'", r"twice")
 
 
+def test_other_readers_get_the_same_checks(tmp_path: Path) -> None:
+    from evalcli.io.readers import check_source
+
+    with pytest.raises(InputDataError, match=r"p\.csv: the header names a column more than once"):
+        check_source(Source(write(tmp_path, "p.csv", "id,score,score\n1,2,3\n")))
+    with pytest.raises(InputDataError, match=r"p\.csv\.gz is named \.gz but is not gzip"):
+        check_source(Source(write(tmp_path, "p.csv.gz", PREDS), encoding="latin-1"))
+    check_source(Source(write(tmp_path, "ok.csv", PREDS)))  # no error, nothing read but the head
+
+
 def test_header_check_reads_only_the_head(tmp_path: Path) -> None:
     # a bad byte far beyond the head: the scan (schema only) does not see it, the rows do
     rows = "".join(f"{i},0.5\n" for i in range(200_000))

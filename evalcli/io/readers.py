@@ -500,6 +500,24 @@ def _prepare_text(source: Source, fmt: str) -> tuple[Source, bool]:
     return read, lossy
 
 
+def check_source(source: Source) -> None:
+    """The checks :func:`scan` makes before Polars reads a file, for another reader (engine
+    spark): the file exists, and a local text file's head (compression, UTF-8, header, JSONL
+    keys; with another ``encoding`` only the compression, the reader decoding it). Cheap: the
+    head only, no copy."""
+    if source.frame is not None:
+        return
+    _exists(source.path, source.relative_to)
+    fmt = source.format or detect_format(source.path)[0]
+    file = _first_file(source.path)
+    if file is None or fmt not in (*_TEXT, "parquet"):
+        return
+    if fmt == "parquet" or _encoding(source) != "utf-8":
+        _check_compression(source, fmt, file)
+        return
+    _prepare_text(source, fmt)
+
+
 def _separator(source: Source, fmt: str) -> str:
     return source.separator or ("\t" if fmt == "tsv" else ",")
 
