@@ -99,11 +99,11 @@ def test_binary_values_are_the_lazy_joins_and_sklearns():
     from sklearn.metrics import average_precision_score, roc_auc_score
 
     pred, truth = binary_frames(4000, 3)
-    report = both_engines({"task": "binary", "metrics": ["auroc", "average_precision"]},
-                          pred, truth)
+    report = both_engines({"task": "binary", "metrics": ["auroc", "average_precision"],
+                           "columns": {"weight": "weight"}}, pred, truth)
     joined = pred.join(truth, on="id")
     got = {m["id"]: m["value"] for m in report["metrics"]}
-    y, s, w = joined["label"], joined["score"], joined["weight"]  # weighted: a weight column
+    y, s, w = joined["label"], joined["score"], joined["weight"]  # weighted: the named column
     assert math.isclose(got["auroc"], roc_auc_score(y, s, sample_weight=w), rel_tol=1e-12)
     assert math.isclose(got["average_precision"], average_precision_score(y, s, sample_weight=w),
                         rel_tol=1e-12)
