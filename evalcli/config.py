@@ -3,6 +3,12 @@
 Unknown keys are errors with a did-you-mean suggestion; YAML syntax errors name the line.
 Relative paths resolve against the config file's folder, so a config runs the same from any
 working directory.
+
+A config is untrusted input: a file that is not UTF-8, a tag (``!!python/object``), an alias
+that expands into more than :data:`MAX_ALIAS_VALUES` values (a "billion laughs" bomb) or
+nesting deeper than the parser's stack is one :class:`~evalcli.errors.ConfigError` naming the
+file and the line; every echo of a value, key or list in a message is clipped
+(:func:`~evalcli.errors.clip`), and at most :data:`MAX_LISTED_PROBLEMS` problems are listed.
 """
 
 from __future__ import annotations
@@ -24,9 +30,17 @@ from pydantic import (
     model_validator,
 )
 
-from evalcli.errors import ConfigError, did_you_mean
+from evalcli.errors import ConfigError, clip, did_you_mean
 
 SCHEMA_VERSION = 1
+
+MAX_ALIAS_VALUES = 1_000
+"""Values (scalars, lists and mappings) a config may reach through YAML aliases, all aliases
+together: an anchor reused a few times stays far below, an alias bomb is refused before it is
+expanded."""
+
+MAX_LISTED_PROBLEMS = 3
+"""Validation problems spelt out in one message; the rest are counted."""
 
 
 class Format(str, Enum):
@@ -54,6 +68,9 @@ class InputSpec(Strict):
     )
     null_values: list[str] | None = Field(None, description="strings read as null in CSV")
     has_header: bool = Field(True, description="whether a CSV file has a header row")
+    encoding: str | None = Field(
+        None, description="text encoding of a CSV/TSV/JSONL file (default utf-8): a Python "
+        "codec such as latin-1, cp1252, utf-16, or utf8-lossy (bad bytes read as U+FFFD)")
 
 
 class Columns(Strict):
@@ -154,7 +171,7 @@ def parse_metric_id(text: str) -> tuple[str, int | None, dict[str, str]]:
     m = re.fullmatch(r"\s*([A-Za-z_][\w\-]*)\s*(?:@\s*([^\s\[]+))?\s*(?:\[(.*)\])?\s*", text)
     if not m:
         raise ConfigError(
-            f"'{text}' is not a metric id",
+            f"'{clip(text)}' is not a metric id",
             hint="write a name (f1), a name with a cut-off (ndcg@10), or parameters "
             "(fbeta[beta=2])",
         )
@@ -163,14 +180,15 @@ def parse_metric_id(text: str) -> tuple[str, int | None, dict[str, str]]:
         for part in m.group(3).split(","):
             key, sep, val = part.partition("=")
             if not sep or not key.strip():
-                raise ConfigError(f"in '{text}', parameters must be written key=value")
+                raise ConfigError(f"in '{clip(text)}', parameters must be written key=value")
             params[key.strip()] = val.strip()
     if m.group(2) is None:
         return m.group(1).lower(), None, params
     try:
         k = int(m.group(2))
     except ValueError:
-        raise ConfigError(f"in '{text}', the cut-off after @ must be an integer") from None
+        raise ConfigError(f"in '{clip(text)}', the cut-off after @ must be an integer"
+                          ) from None
     return m.group(1).lower(), k, params
 
 
@@ -295,8 +313,31 @@ class Config(Strict):
 def _format_loc(loc: tuple[Any, ...]) -> str:
     out = ""
     for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "(top level)"
+        part = part if isinstance(part, int) else _printable(str(part))
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return clip(out) or "(top level)"
+
+
+def _printable(text: str) -> str:
+    """``text`` with control characters (a terminal escape, a line break) written as escapes.
+
+    >>> _printable("a\\x1b[31mb"), _printable("café")
+    ('a\\\\x1b[31mb', 'café')
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _echo(value: Any) -> str:
+    """A value of the config as a message shows it: its repr, bounded and clipped."""
+    if isinstance(value, str):
+        return clip(repr(value))
+    import reprlib
+
+    short = reprlib.Repr()
+    short.maxlevel, short.maxlist, short.maxdict, short.maxstring, short.maxother = 3, 8, 8, 60, 60
+    return clip(short.repr(value))
 
 
 def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
@@ -319,8 +360,12 @@ def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
 
 
 def explain(err: ValidationError, source: str) -> ConfigError:
-    """One readable message for pydantic's errors, with did-you-mean for unknown keys."""
-    lines = []
+    """One readable message for pydantic's errors, with did-you-mean for unknown keys.
+
+    Echoes of the config (keys, values) are clipped, and the first
+    :data:`MAX_LISTED_PROBLEMS` problems are spelt out, the others counted: a list of 10,000
+    bad entries is one short message.
+    """
     errors = err.errors()
     # a misspelt required key is reported once, as the unknown key with its suggestion
     suggested = set()
@@ -330,48 +375,134 @@ def explain(err: ValidationError, source: str) -> ConfigError:
             close = difflib.get_close_matches(str(e["loc"][-1]), list(parent.model_fields)
                                               if parent else [], n=1, cutoff=0.6)
             suggested |= {(*tuple(e["loc"])[:-1], c) for c in close}
-    for e in errors:
+    problems = [e for e in errors if e["type"] != "missing" or tuple(e["loc"]) not in suggested]
+    shown: list[str] = []
+    for e in problems[:MAX_LISTED_PROBLEMS]:
         loc = tuple(e["loc"])
         where = _format_loc(loc)
         if e["type"] == "extra_forbidden":
             parent = _model_at(loc[:-1])
             known = list(parent.model_fields) if parent else []
             known = [k for k in known if k not in ("base_dir", "params")]
-            lines.append(
+            shown.append(
                 f"unknown key '{where}'.{did_you_mean(str(loc[-1]), known)}"
                 + (f" Known keys here: {', '.join(known)}." if known else "")
             )
         elif e["type"] == "missing":
-            if loc not in suggested:
-                lines.append(f"missing required key '{where}'")
+            shown.append(f"missing required key '{where}'")
         else:
-            lines.append(f"'{where}': {e['msg']} (got {e.get('input')!r})")
-    return ConfigError(f"{source}: " + "; ".join(lines), hint="see 'evalcli schema' for every key")
+            shown.append(f"'{where}': {clip(e['msg'])} (got {_echo(e.get('input'))})")
+    more = len(problems) - len(shown)
+    if more:
+        shown.append(f"and {more:,} more problem{'s' if more != 1 else ''}")
+    return ConfigError(f"{source}: " + "; ".join(shown), hint="see 'evalcli schema' for every key")
+
+
+def _kind(data: Any) -> str:
+    """What a YAML document holds, in words: ``a list``, ``text``, ``a number``..."""
+    if isinstance(data, list):
+        return "a list"
+    if isinstance(data, str):
+        return "text"
+    if isinstance(data, bool):
+        return "true/false"
+    if isinstance(data, int | float):
+        return "a number"
+    return f"a {type(data).__name__}"
 
 
 def parse_config(data: Any, source: str, base_dir: Path) -> Config:
     """Validate a mapping (already parsed from YAML, or built in Python) into a Config."""
     if not isinstance(data, dict):
         raise ConfigError(
-            f"{source}: the config must be a mapping of keys (task, predictions, ...)")
+            f"{source}: the config must be a mapping of keys (task, predictions, ...), "
+            f"but it holds {_kind(data)}",
+            hint="write one key per line, such as 'task: binary' (see configs/ for examples)")
     try:
         cfg = Config.model_validate({**data, "base_dir": base_dir})
     except ValidationError as err:
         raise explain(err, source) from None
+    except ConfigError as err:  # from a validator (a metric id): say which config
+        raise ConfigError(f"{source}: {err.message}", hint=err.hint) from None
+    except RecursionError:
+        raise ConfigError(f"{source}: the config is nested too deeply",
+                          hint="a config needs a few levels of keys and lists") from None
     return cfg
 
 
 def _strict_loader() -> type:
-    """PyYAML's SafeLoader, refusing a key given twice in one mapping, with YAML 1.2 booleans.
+    """PyYAML's SafeLoader, refusing a key given twice in one mapping, with YAML 1.2 booleans,
+    no tags, and a bound on what aliases expand to.
 
     PyYAML silently keeps the last of two equal keys, so a config saying two things (two
     ``predictions:`` lines) would run on one of them without a word. And it reads ``yes``,
     ``no``, ``on`` and ``off`` as booleans (YAML 1.1), so ``positive: yes`` named the class
     ``True``; only ``true`` and ``false`` are booleans here, as in YAML 1.2.
+
+    An alias (``*name``) stands for the whole value of its anchor (``&name``), and anchors can
+    hold aliases: 12 lines reach billions of values ("billion laughs"), which pydantic would
+    walk and a message would print. Composing counts the values each alias stands for, all
+    aliases together, and stops at the alias that passes :data:`MAX_ALIAS_VALUES`, before
+    anything is expanded (or at an alias inside its own anchor's value: a cycle). A tag
+    (``!!python/object``, ``!custom``) is refused: a config holds plain values only.
     """
     import yaml
 
+    def refuse(cls: type[yaml.MarkedYAMLError], problem: str, mark: Any,
+               hint: str) -> yaml.MarkedYAMLError:
+        exc = cls(None, None, problem, mark)
+        exc.hint = hint  # type: ignore[attr-defined]
+        return exc
+
     class StrictLoader(yaml.SafeLoader):
+        def __init__(self, stream: Any) -> None:
+            super().__init__(stream)
+            self.alias_values = 0
+            self.expanded: dict[int, int] = {}
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                event = self.peek_event()  # type: ignore[no-untyped-call]
+                node = self.anchors.get(event.anchor)
+                if node is not None:  # (an undefined alias: the base class says so)
+                    self._count(event, node)
+            return super().compose_node(parent, index)
+
+        def _count(self, event: Any, node: Any) -> None:
+            alias = f"*{clip(_printable(str(event.anchor)), 60)}"
+            if node.end_mark is None:  # its anchor's value is still being read
+                raise refuse(yaml.composer.ComposerError,
+                             f"the alias {alias} is inside the value it stands for",
+                             event.start_mark, "write the value out instead of the alias")
+            self.alias_values += self._values(node)
+            if self.alias_values > MAX_ALIAS_VALUES:
+                raise refuse(
+                    yaml.composer.ComposerError,
+                    f"the alias {alias} brings the values that aliases stand for to "
+                    f"{self.alias_values:,}, more than the {MAX_ALIAS_VALUES:,} allowed "
+                    "(an alias bomb?)", event.start_mark,
+                    "write the values out, or reuse anchors less")
+
+        def _values(self, node: Any) -> int:
+            """The number of values (scalars, lists, mappings) ``node`` stands for."""
+            n = self.expanded.get(id(node))
+            if n is None:
+                if isinstance(node, yaml.SequenceNode):
+                    n = 1 + sum(self._values(child) for child in node.value)
+                elif isinstance(node, yaml.MappingNode):
+                    n = 1 + sum(self._values(k) + self._values(v) for k, v in node.value)
+                else:
+                    n = 1
+                self.expanded[id(node)] = n
+            return n
+
+        def construct_undefined(self, node: Any) -> Any:
+            tag = clip(_printable(str(node.tag)).replace("tag:yaml.org,2002:", "!!"), 100)
+            raise refuse(yaml.constructor.ConstructorError,
+                         f"the tag {tag} is not allowed: a config holds plain text, numbers, "
+                         "lists and mappings", node.start_mark,
+                         "remove the tag (quote the value if it is text)")
+
         def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
             seen: dict[Any, int] = {}
             for key_node, _ in node.value:
@@ -383,12 +514,14 @@ def _strict_loader() -> type:
                 except TypeError:  # an unhashable key: the base class reports it
                     continue
                 if first is not None:
-                    raise yaml.constructor.ConstructorError(
-                        None, None, f"the key {key!r} is given twice (also at line {first + 1})",
-                        key_node.start_mark)
+                    raise refuse(yaml.constructor.ConstructorError,
+                                 f"the key {_echo(key)} is given twice (also at line "
+                                 f"{first + 1})", key_node.start_mark,
+                                 "keep one of the two (a key says one thing)")
                 seen[key] = key_node.start_mark.line
             return super().construct_mapping(node, deep=deep)
 
+    StrictLoader.add_constructor(None, StrictLoader.construct_undefined)
     bool_tag = "tag:yaml.org,2002:bool"
     StrictLoader.yaml_implicit_resolvers = {
         first: [r for r in resolvers if r[0] != bool_tag]
@@ -399,24 +532,59 @@ def _strict_loader() -> type:
     return StrictLoader
 
 
+SAVE_AS_UTF8 = "save the file as UTF-8 (in most editors: Save As, Encoding: UTF-8)"
+
+
+def _decode(raw: bytes, path: Path) -> str:
+    """The text of a config file, which must be UTF-8 (a byte-order mark is allowed)."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise ConfigError(f"{path} is UTF-16 text (it starts with a UTF-16 byte-order mark), "
+                          "not UTF-8", hint=SAVE_AS_UTF8)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        at = exc.start
+        line, column = raw.count(b"\n", 0, at) + 1, at - raw.rfind(b"\n", 0, at)
+        raise ConfigError(
+            f"{path} is not UTF-8 text: the byte 0x{raw[at]:02x} at offset {at:,} "
+            f"(line {line}, column {column}) is not valid "
+            "UTF-8; the file may be Latin-1 or Windows-1252 text",
+            hint=SAVE_AS_UTF8) from None
+
+
 def load_config(path: Path) -> Config:
     """Read and validate a YAML config file."""
     import yaml
 
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise ConfigError(f"config file {path} does not exist") from None
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+    text = _decode(raw, path)
     try:
         data = yaml.load(text, Loader=_strict_loader())
+    except yaml.reader.ReaderError as exc:  # a control character (the reader has no mark)
+        line = text.count("\n", 0, exc.position) + 1
+        nul = exc.character == 0
+        raise ConfigError(
+            f"{path}: invalid YAML at line {line}: the character #x{exc.character:04x} "
+            "(a control character) is not allowed in YAML",
+            hint=("the file has NUL bytes: was it saved as UTF-16? " + SAVE_AS_UTF8) if nul
+            else "remove it (write it as an escape such as \\t inside double quotes)"
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(f"{path}: invalid YAML{where}: {problem}",
-                          hint="check the indentation and quoting on that line") from None
+        hint = getattr(exc, "hint", None)  # set by the strict loader's own refusals
+        raise ConfigError(f"{path}: {'invalid YAML' if hint is None else 'refused'}{where}: "
+                          f"{clip(problem, 400)}",
+                          hint=hint or "check the indentation and quoting on that line") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: the config is nested too deeply to read",
+                          hint="a config needs a few levels of keys and lists") from None
     if data is None:
         raise ConfigError(f"{path} is empty", hint="see configs/ for examples")
     return parse_config(data, str(path), path.resolve().parent)

@@ -31,6 +31,7 @@ def _source(cfg: Config, spec: InputSpec, frame: pl.LazyFrame | None = None) -> 
         compression=spec.compression,
         null_values=tuple(spec.null_values) if spec.null_values else None,
         has_header=spec.has_header,
+        encoding=spec.encoding,
     )
 
 

@@ -245,7 +245,13 @@ def _nothing_left(a: Aligned, matched: int, only_p: int, only_t: int) -> InputDa
 
 
 def _explain_failure(a: Aligned, checks: Mapping[str, Check], exc: Exception) -> InputDataError:
-    """A query failed on bad data: find the check that explains it, or report Polars' words."""
+    """A query failed on bad data: a line of a file that cannot be read (named with its line),
+    else the check that explains it, else Polars' words."""
+    from evalcli.io.readers import explain_read_error
+
+    read = explain_read_error([a.inputs.predictions, a.inputs.truth], exc)
+    if read is not None:
+        return read
     for c in checks.values():
         if c.require_some:
             continue
