@@ -3,10 +3,16 @@
 Order: the verdict first (one heading), then the metrics table, per-segment values, the
 comparison with the baseline, the failures with their reasons, and the inputs folded away.
 GitHub-flavoured Markdown (pipe tables, ``<details>``); no colours, no images.
+
+Reports are pasted into pull requests, and segment values, labels, column names, notes, metric
+ids, paths, gate messages and baseline names come from data: every piece of text drawn from
+data goes through :func:`escape` (or :func:`code`, which falls back to it), so that it shows as
+typed and never becomes HTML, a link, an image, another table cell or another line.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -24,27 +30,53 @@ PASS, FAIL, WARN = "✅", "❌", "⚠️"
 fmt = format_value
 
 
-def cell(text: object) -> str:
-    """Text made safe for a table cell (pipes escaped, no line breaks).
+_LINE_BREAK = re.compile(r"\r\n|[\r\n\v\f\x85\u2028\u2029]")
+_MARKUP_START = re.compile(r"<(?!=?[ \t])")
+"""A ``<`` that could open an HTML tag, comment or autolink: all but a comparison (``<= 0.4``,
+``a < b``), which the gate descriptions write and which nothing in Markdown reads as markup."""
+_NOT_IN_CODE = re.compile(r"[`|\r\n\v\f\x85\u2028\u2029]")
 
-    >>> cell("a|b\\nc")
+
+def escape(text: object) -> str:
+    """Text drawn from data, made inert in GitHub-flavoured Markdown, in a table cell or a line.
+
+    Line breaks become spaces (no new row, block or heading); ``\\``, ``|`` and backticks are
+    backslash-escaped (no new cell, no code span); ``&`` and a ``<`` that could open a tag
+    become entities (no HTML, no autolink); ``](`` is broken (no link, no image).
+
+    >>> escape("a|b\\nc")
     'a\\\\|b c'
+    >>> escape("<img src=x onerror=alert(1)> & [x](javascript:y)")
+    '&lt;img src=x onerror=alert(1)> &amp; [x]\\\\(javascript:y)'
+    >>> escape("gate <= 0.4")
+    'gate <= 0.4'
     """
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    s = _LINE_BREAK.sub(" ", str(text))
+    s = s.replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`").replace("&", "&amp;")
+    return _MARKUP_START.sub("&lt;", s).replace("](", "]\\(")
 
 
 def code(text: object) -> str:
-    """An inline code span that survives backticks in the text."""
+    """An inline code span (nothing in it is markup); text a code span cannot hold (a backtick,
+    a pipe, a line break) is plain text through :func:`escape` instead.
+
+    >>> code("ndcg@10"), code("a`b")
+    ('`ndcg@10`', 'a\\\\`b')
+    """
     s = str(text)
-    fence = "``" if "`" in s else "`"
-    pad = " " if "`" in s else ""
-    return f"{fence}{pad}{s}{pad}{fence}"
+    if not s.strip() or _NOT_IN_CODE.search(s):
+        return escape(s)
+    return f"`{s}`"
 
 
 def table(header: Sequence[str], rows: Iterable[Sequence[str]], align: str = "") -> list[str]:
-    """A pipe table; ``align`` holds one of ``l``/``r`` per column (default left)."""
+    """A pipe table; ``align`` holds one of ``l``/``r`` per column (default left).
+
+    The header is plain text (escaped here); the rows' cells are Markdown, escaped by the
+    caller (:func:`escape`, :func:`code`)."""
     seps = ["---:" if (align[i:i + 1] == "r") else "---" for i in range(len(header))]
-    out = ["| " + " | ".join(cell(h) for h in header) + " |", "| " + " | ".join(seps) + " |"]
+    out = ["| " + " | ".join(escape(h) for h in header) + " |",
+           "| " + " | ".join(seps) + " |"]
     out += ["| " + " | ".join(r) + " |" for r in rows]
     return out
 
@@ -69,14 +101,15 @@ def gate_count(r: RunResult) -> int:
 def verdict(r: RunResult) -> str:
     """The heading: pass/fail first."""
     n = gate_count(r)
+    task = escape(r.task)
     if n == 0:
-        return f"## evalcli · {r.task} — no gates"
+        return f"## evalcli · {task} — no gates"
     if not r.gating:
         would = f", {len(r.failures)} would fail" if r.failures else ""
-        return f"## {WARN} evalcli · {r.task} — gating off ({n} gates{would})"
+        return f"## {WARN} evalcli · {task} — gating off ({n} gates{would})"
     if r.passed:
-        return f"## {PASS} evalcli · {r.task} — passed ({n} gate{'s' if n != 1 else ''})"
-    return f"## {FAIL} evalcli · {r.task} — {len(r.failures)} of {n} gates failed"
+        return f"## {PASS} evalcli · {task} — passed ({n} gate{'s' if n != 1 else ''})"
+    return f"## {FAIL} evalcli · {task} — {len(r.failures)} of {n} gates failed"
 
 
 def metrics_section(r: RunResult) -> list[str]:
@@ -87,10 +120,10 @@ def metrics_section(r: RunResult) -> list[str]:
         notes = list(m.notes)
         if m.metric == "peak_f1" and "threshold" in m.details:
             notes.insert(0, f"at threshold {m.details['threshold']:.6g}")
-        row = [code(m.id), fmt(m.value)]
+        row = [code(m.id), escape(fmt(m.value))]
         if gated:
-            row += [cell(m.gate.describe()) if m.gate else "", _status(m)]
-        row.append(cell("; ".join(notes)))
+            row += [escape(m.gate.describe()) if m.gate else "", _status(m)]
+        row.append(escape("; ".join(notes)))
         rows.append(row)
     return table(header, rows, "lr" + ("ll" if gated else "") + "l")
 
@@ -103,9 +136,9 @@ def segments_section(r: RunResult) -> list[str]:
     rows = []
     undefined: dict[tuple[str, str], list[str]] = {}
     for s in r.segments:
-        row = [cell(s.key[g]) for g in r.group_by] + [f"{s.rows:,}"]
+        row = [escape(s.key[g]) for g in r.group_by] + [f"{s.rows:,}"]
         for m in s.metrics:
-            txt = fmt(m.value)
+            txt = escape(fmt(m.value))
             if m.value is None:
                 undefined.setdefault((m.id, "; ".join(m.notes) or "undefined"),
                                      []).append(s.label)
@@ -123,7 +156,7 @@ def segments_section(r: RunResult) -> list[str]:
     if undefined:
         out += ["", "n/a: undefined in the segment (never counted as 0):", ""]
         for (id_, why), labels in undefined.items():
-            out.append(f"- {code(id_)}: {cell(why)} — {cell(', '.join(labels[:5]))}"
+            out.append(f"- {code(id_)}: {escape(why)} — {escape(', '.join(labels[:5]))}"
                        + (f" and {len(labels) - 5} more" if len(labels) > 5 else ""))
     return out
 
@@ -148,12 +181,13 @@ def diff_rows(d: Mapping[str, Any], candidate: str = "candidate") -> list[str]:
     header += ["gate", "status"] if gated else []
     rows = []
     for x in d["metrics"]:
-        row = [code(x["id"]), "" if x["change"] == "new" else fmt(x["baseline"]),
-               "" if x["change"] == "removed" else fmt(x["candidate"]), _signed(x["delta"]),
-               _pct(x["relative"]), CHANGE.get(x["change"], x["change"])]
+        row = [code(x["id"]), "" if x["change"] == "new" else escape(fmt(x["baseline"])),
+               "" if x["change"] == "removed" else escape(fmt(x["candidate"])),
+               escape(_signed(x["delta"])), escape(_pct(x["relative"])),
+               escape(CHANGE.get(x["change"], x["change"]))]
         if gated:
             g = x.get("gate")
-            row += [cell(ChangeGate.from_mapping(g).describe()) if g else "",
+            row += [escape(ChangeGate.from_mapping(g).describe()) if g else "",
                     "" if g is None else (f"{PASS} pass" if x["passed"] else f"{FAIL} FAIL")]
         rows.append(row)
     out = table(header, rows, "lrrrrl" + ("ll" if gated else ""))
@@ -164,16 +198,16 @@ def diff_rows(d: Mapping[str, Any], candidate: str = "candidate") -> list[str]:
                                           else x["delta"] or 0.0))
         out += ["", f"Segments: {len(worse)} of {len(segs)} segment values got worse"
                 + (" — largest: " + ", ".join(
-                    f"{code(x['id'])} [{cell(x['segment'])}] {_signed(x['delta'])}"
+                    f"{code(x['id'])} [{escape(x['segment'])}] {escape(_signed(x['delta']))}"
                     for x in worse[:5]) if worse else "") + "."]
-    out += [f"_{cell(n)}_" for n in d.get("notes", [])]
+    out += [f"_{escape(n)}_" for n in d.get("notes", [])]
     return out
 
 
 def failures_section(failures: Sequence[str]) -> list[str]:
     if not failures:
         return []
-    return ["", "### Failures", "", *(f"- {FAIL} {cell(f)}" for f in failures)]
+    return ["", "### Failures", "", *(f"- {FAIL} {escape(f)}" for f in failures)]
 
 
 def inputs_section(r: RunResult) -> list[str]:
@@ -183,11 +217,11 @@ def inputs_section(r: RunResult) -> list[str]:
     if r.truth is not None:
         lines.append(f"- truth: {code(_rel(r.truth.path))}"
                      + (f" ({r.truth.rows:,} rows)" if r.truth.rows is not None else ""))
-    lines += [f"- {fact}" for fact in alignment_facts(r)]
+    lines += [f"- {escape(fact)}" for fact in alignment_facts(r)]
     if r.options:
-        lines.append("- options: " + ", ".join(f"{k}={v}" for k, v in r.options.items()))
+        lines.append("- options: " + escape(", ".join(f"{k}={v}" for k, v in r.options.items())))
     if r.group_by:
-        lines.append("- group_by: " + ", ".join(r.group_by))
+        lines.append("- group_by: " + escape(", ".join(r.group_by)))
     lines += ["", "</details>"]
     return lines
 
@@ -199,7 +233,7 @@ def _rel(p: str) -> str:
 
 
 def footer(engine: str | None = None) -> list[str]:
-    eng = f" · engine {engine}" if engine else ""
+    eng = f" · engine {escape(engine)}" if engine else ""
     return ["", f"<sub>evalcli {__version__} · report schema {SCHEMA_VERSION}{eng}</sub>", ""]
 
 
@@ -228,7 +262,7 @@ def render_diff(d: Mapping[str, Any]) -> str:
     else:
         head = f"## {FAIL} evalcli diff — {len(d['failures'])} gate(s) failed"
     lines = [head, "", f"{code(d['candidate'])} compared with {code(d['baseline'])} "
-             f"({d['task']})", ""]
+             f"({escape(d['task'])})", ""]
     lines += diff_rows(d)
     lines += failures_section(d["failures"])
     lines += footer()
