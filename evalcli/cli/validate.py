@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from evalcli.cli.common import stdout, user_errors
+from evalcli.cli.common import say, stdout, user_errors
 
 EPILOG = "Examples:\n\n  evalcli validate configs/binary-gated.yaml"
 
@@ -15,19 +15,23 @@ EPILOG = "Examples:\n\n  evalcli validate configs/binary-gated.yaml"
 @user_errors
 def validate(
     config: Annotated[Path, typer.Argument(help="YAML config to check.", dir_okay=False)],
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stderr.")] = False,
 ) -> None:
     """Check a config and its files' columns without computing.
 
     Checks the keys, the metric names and parameters, the files, the columns and their types.
+    The config's plugin files run (to register their metrics): each is named on stderr.
     """
     from rich.markup import escape
 
     from evalcli.config import load_config
+    from evalcli.metrics.registry import on_plugin_file
     from evalcli.report import display_path
     from evalcli.runner import prepare, segment_gates
 
     cfg = load_config(config)
-    prep = prepare(cfg)
+    with on_plugin_file(lambda path: None if quiet else say(f"running plugin code: {path}")):
+        prep = prepare(cfg)
     seg_gates = segment_gates(cfg, prep.plan)
     a = prep.aligned
     out = stdout()

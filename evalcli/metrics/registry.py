@@ -17,22 +17,29 @@ Loading is isolated and strict, so that a CI gate never passes because a metric 
   register all or nothing;
 - a plugin's ``stats`` and ``value`` functions run behind a guard that turns an exception into a
   :class:`~evalcli.errors.PluginError` naming the metric and its plugin.
+
+A plugin file named in a config runs whatever its path (outside the config's folder, or
+absolute, too), but never silently: :func:`on_plugin_file` tells the caller (the CLI prints
+"running plugin code: PATH" on stderr) just before each file's code runs, and
+:attr:`Registry.files` lists the files that ran into a registry.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import re
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
 
-from evalcli.errors import MetricError, PluginError, UserError, did_you_mean
+from evalcli.errors import MetricError, PluginError, UserError, clip, did_you_mean
 from evalcli.metrics.base import AggStat, FrameStat, Metric, MetricValue, Param, Stat
 from evalcli.metrics.task import Task
 
@@ -74,7 +81,12 @@ class BrokenPlugin:
 
 def _exc(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+    return f"{type(exc).__name__}: {clip(text[0])}" if text else type(exc).__name__
+
+
+def _r(obj: object) -> str:
+    """A plugin's object or a config's value as a message echoes it: its repr, clipped."""
+    return clip(repr(obj), 120)
 
 
 T = TypeVar("T")
@@ -100,7 +112,7 @@ def _guarded(fn: Callable[..., T], metric: str, origin: str, what: str) -> Calla
 
 def _check_param(p: object, where: str) -> Param:
     if not isinstance(p, Param):
-        raise PluginError(f"{where}: params holds {p!r}, not an evalcli Param")
+        raise PluginError(f"{where}: params holds {_r(p)}, not an evalcli Param")
     if p.default is not None:
         try:
             p.check(p.default, where)
@@ -126,24 +138,26 @@ def check_declaration(metric: Metric, families: Iterable[str], origin: str) -> N
     for name in (metric.name, *metric.aliases):
         if not isinstance(name, str) or not NAME_RE.fullmatch(name):
             raise PluginError(
-                f"{origin}: metric name {name!r} is not valid: use lower-case letters, digits, "
+                f"{origin}: metric name {_r(name)} is not valid: use lower-case letters, digits, "
                 "'_' and '-', starting with a letter or '_'")
     fams = sorted(families)
     if metric.family not in fams:
-        raise PluginError(f"{where} declares family '{metric.family}', which no task provides."
-                          f"{did_you_mean(str(metric.family), fams)} Tasks: {', '.join(fams)}.")
+        raise PluginError(f"{where} declares family {_r(metric.family)}, which no task "
+                          f"provides.{did_you_mean(str(metric.family), fams)} Tasks: "
+                          f"{clip(', '.join(fams))}.")
     if metric.direction not in ("higher", "lower"):
         raise PluginError(f"{where}: direction must be 'higher' or 'lower', "
-                          f"got {metric.direction!r}")
+                          f"got {_r(metric.direction)}")
     if not callable(metric.stats) or not callable(metric.value):
         raise PluginError(f"{where}: stats and value must be functions")
     for group in metric.needs:
         if not isinstance(group, frozenset) or not group:
             raise PluginError(f"{where}: needs must hold non-empty frozensets of role names "
-                              f"(alternatives), got {group!r}")
+                              f"(alternatives), got {_r(group)}")
     names = [_check_param(p, where).name for p in metric.params]
     if len(set(names)) != len(names):
-        raise PluginError(f"{where}: a parameter name is declared twice ({', '.join(names)})")
+        raise PluginError(f"{where}: a parameter name is declared twice "
+                          f"({clip(', '.join(names))})")
     if metric.cutoff is not None and metric.cutoff not in names:
         raise PluginError(f"{where}: cutoff '{metric.cutoff}' is not one of its parameters")
 
@@ -157,7 +171,8 @@ class Registry:
     tasks: dict[str, Task] = field(default_factory=dict)
     broken: list[BrokenPlugin] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
-    """Plugin files loaded into this registry (see :meth:`with_plugin_files`)."""
+    """Plugin files whose code ran into this registry, resolved, in the order they ran (see
+    :meth:`with_plugin_files`)."""
     task_origins: dict[str, str] = field(default_factory=dict)
 
     def register(self, metric: Metric, origin: str = BUILTIN) -> None:
@@ -170,7 +185,7 @@ class Registry:
         taken: dict[str, str] = {}
         for task in tasks:
             if not isinstance(task, Task):
-                raise PluginError(f"{origin}: TASKS holds {task!r}, not an evalcli Task")
+                raise PluginError(f"{origin}: TASKS holds {_r(task)}, not an evalcli Task")
             if task.name in self.tasks or task.name in taken:
                 first = self.task_origins.get(task.name, origin)
                 raise CollisionError(f"task '{task.name}' from {origin} collides with task "
@@ -182,7 +197,8 @@ class Registry:
         new_aliases: dict[str, str] = {}
         for metric in metrics:
             if not isinstance(metric, Metric):
-                raise PluginError(f"{origin}: METRICS holds {metric!r}, not an evalcli Metric")
+                raise PluginError(f"{origin}: METRICS holds {_r(metric)}, not an evalcli "
+                                  "Metric")
             check_declaration(metric, families, origin)
             for name in (metric.name, *metric.aliases):
                 k = self._k(metric.family, name)
@@ -241,23 +257,24 @@ class Registry:
         names = self.names(family)
         elsewhere = [x.family for x in self.metrics.values() if x.name == name.lower()]
         where = f" It is a {', '.join(elsewhere)} metric." if elsewhere else ""
+        said = f"unknown {family} metric '{clip(name)}'.{did_you_mean(name.lower(), names)}"
         if self.broken:
             raise MetricError(
-                f"unknown {family} metric '{name}'.{did_you_mean(name.lower(), names)}{where} "
+                f"{said}{where} "
                 "An installed plugin failed to load, "
                 "and it may be one of its metrics: " + "; ".join(b.describe() for b in self.broken),
                 hint="fix or reinstall the plugin (evalcli metrics lists what loaded), or "
                 "remove the metric from the config",
             )
         raise MetricError(
-            f"unknown {family} metric '{name}'.{did_you_mean(name.lower(), names)}{where}",
+            f"{said}{where}",
             hint=f"run 'evalcli metrics --family {family}' to list them",
         )
 
     def task(self, name: str) -> Task:
         if name not in self.tasks:
             raise MetricError(
-                f"unknown task '{name}'.{did_you_mean(name, self.tasks)}",
+                f"unknown task '{clip(name)}'.{did_you_mean(name, self.tasks)}",
                 hint=f"choose one of: {', '.join(sorted(self.tasks))}",
             )
         return self.tasks[name]
@@ -278,7 +295,7 @@ class Registry:
                               hint="a metric module has METRICS = [Metric(...), ...]")
         tasks = getattr(module, "TASKS", ())
         if isinstance(metrics, Metric) or not isinstance(metrics, Iterable):
-            raise PluginError(f"{origin}: METRICS must be a list of Metric, got {metrics!r}")
+            raise PluginError(f"{origin}: METRICS must be a list of Metric, got {_r(metrics)}")
         self.register_all(list(metrics), origin, list(tasks))
 
     def copy(self) -> Registry:
@@ -288,7 +305,8 @@ class Registry:
     def with_plugin_files(self, paths: Iterable[Path]) -> Registry:
         """This registry plus the metrics of local plugin files (a copy; self is unchanged).
 
-        Each file runs anew, so a notebook sees its edits; a failure is a PluginError.
+        Each file runs anew, so a notebook sees its edits; a failure is a PluginError. The
+        hook of :func:`on_plugin_file`, if any, hears of each file just before it runs.
         """
         paths = [Path(p).resolve() for p in paths]
         if not paths:
@@ -309,7 +327,7 @@ def _as_metric_value(fn: Callable[..., Any]) -> Callable[..., MetricValue]:
         if out is None:
             return MetricValue(None, notes=["undefined for these statistics"])
         if isinstance(out, bool) or not isinstance(out, int | float):
-            raise TypeError(f"value returned {out!r}, not a MetricValue or a number")
+            raise TypeError(f"value returned {_r(out)}, not a MetricValue or a number")
         return MetricValue(float(out))
 
     return value
@@ -322,7 +340,7 @@ def _as_stats(fn: Callable[..., Any]) -> Callable[..., list[Stat]]:
         out = list(fn(*args))
         for st in out:
             if not isinstance(st, AggStat | FrameStat):
-                raise TypeError(f"stats returned {st!r}, not an AggStat or a FrameStat")
+                raise TypeError(f"stats returned {_r(st)}, not an AggStat or a FrameStat")
         return out
 
     return stats
@@ -354,7 +372,8 @@ def _metrics_of(obj: Any, origin: str) -> tuple[list[Metric], list[Task]]:
         return [obj], []
     if isinstance(obj, Iterable) and not isinstance(obj, str | bytes):
         return list(obj), []
-    raise PluginError(f"{origin} points at {obj!r}, not a module, a Metric or a list of them")
+    raise PluginError(f"{origin} points at {_r(obj)}, not a module, a Metric or a list of "
+                      "them")
 
 
 def load_entry_point(registry: Registry, ep: Any) -> None:
@@ -376,20 +395,48 @@ def load_entry_point(registry: Registry, ep: Any) -> None:
         registry.broken.append(BrokenPlugin(ep.name, _exc(exc), origin))
 
 
+_PLUGIN_FILE_HOOK: ContextVar[Callable[[Path], None] | None] = ContextVar(
+    "evalcli_plugin_file_hook", default=None)
+
+
+@contextlib.contextmanager
+def on_plugin_file(hook: Callable[[Path], None]) -> Iterator[None]:
+    """Within the block, call ``hook(path)`` just before a local plugin file's code runs.
+
+    ``path`` is the file's resolved absolute path. The CLI prints "running plugin code: PATH"
+    from it, so a config never runs code without saying which (a config may name a plugin
+    anywhere, outside its folder or by an absolute path).
+    """
+    token = _PLUGIN_FILE_HOOK.set(hook)
+    try:
+        yield
+    finally:
+        _PLUGIN_FILE_HOOK.reset(token)
+
+
 def load_plugin_path(registry: Registry, path: Path) -> None:
     """Import a local Python file named in a config and register its metrics."""
-    origin = f"plugin file {path}"
-    if not path.is_file():
-        raise PluginError(f"plugin file {path} does not exist",
+    shown = clip(str(path), 300)
+    origin = f"plugin file {shown}"
+    try:
+        exists = path.is_file()
+    except OSError as exc:  # a name too long for the system, a permission denied
+        raise PluginError(f"cannot read plugin file {shown}: {exc.strerror}",
+                          hint="fix the path under 'plugins:'") from None
+    if not exists:
+        raise PluginError(f"plugin file {shown} does not exist",
                           hint="fix the path under 'plugins:'")
     if path.suffix != ".py":
-        raise PluginError(f"plugin file {path} is not a Python file (.py)",
+        raise PluginError(f"plugin file {shown} is not a Python file (.py)",
                           hint="name a .py file under 'plugins:'")
     name = "evalcli_local_plugin_" + re.sub(r"\W", "_", path.stem) + f"_{abs(hash(str(path)))}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:  # pragma: no cover - .py files always have one
-        raise PluginError(f"cannot import {path} as a Python module")
+        raise PluginError(f"cannot import {shown} as a Python module")
     module = importlib.util.module_from_spec(spec)
+    hook = _PLUGIN_FILE_HOOK.get()
+    if hook is not None:
+        hook(path)
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
