@@ -1,0 +1,515 @@
+"""Issue 19 ("Trust"), the config's side: hostile or broken configs give one short message and
+exit 2; the Markdown report draws no HTML from data; plugin files say that they run."""
+
+from __future__ import annotations
+
+import html.parser
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from evalcli.config import load_config, parse_config
+from evalcli.errors import ConfigError, MetricError, PluginError, clip
+from tests.conftest import CliResult
+
+if TYPE_CHECKING:
+    from evalcli.diff import Diff
+    from evalcli.result import RunResult
+
+Cli = Callable[..., CliResult]
+
+MESSAGE_LIMIT = 1_000
+"""A message echoing user input stays below this many characters, whatever the input."""
+
+
+def assert_user_error(r: CliResult, *patterns: str) -> None:
+    assert r.exit_code == 2, (r.exit_code, r.stdout, r.stderr)
+    assert r.stdout == "", r.stdout
+    assert "Traceback" not in r.stderr
+    assert r.stderr.count("error:") == 1, r.stderr
+    flat = " ".join(r.stderr.split())  # the console may wrap long lines
+    for p in patterns:
+        assert re.search(p, flat), f"{p!r} not in {flat!r}"
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Path:
+    (tmp_path / "preds.csv").write_text("id,score\n1,0.9\n2,0.2\n3,0.6\n4,0.4\n")
+    (tmp_path / "truth.csv").write_text("id,label\n1,1\n2,0\n3,1\n4,0\n")
+    return tmp_path
+
+
+BASE = "task: binary\npredictions: preds.csv\ntruth: truth.csv\n"
+
+
+def _write(folder: Path, body: str | bytes, name: str = "c.yaml") -> Path:
+    path = folder / name
+    if isinstance(body, bytes):
+        path.write_bytes(body)
+    else:
+        path.write_text(body, encoding="utf-8")
+    return path
+
+
+def _config_error(path: Path) -> str:
+    """The message of the ConfigError that loading ``path`` raises (asserted short)."""
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    text = str(info.value)
+    assert len(text) < MESSAGE_LIMIT, f"{len(text):,} characters: {text[:300]}"
+    return " ".join(text.split())
+
+
+# --------------------------------------------------------------------------- clip()
+
+def test_clip_keeps_the_start_and_says_how_much_was_cut() -> None:
+    assert clip("short") == "short"
+    assert clip("x" * 200) == "x" * 200
+    out = clip("a" * 150 + "b" * 1_084)
+    assert out.startswith("a" * 150 + "b" * 50) and "b" * 51 not in out
+    assert "1,034 more characters" in out
+    assert clip("y" * 50, 10) == "y" * 10 + "… (40 more characters)"
+
+
+# --------------------------------------------------------------------------- encoding (item 10)
+
+def test_a_config_that_is_not_utf8_names_the_byte_the_line_and_the_fix(files: Path) -> None:
+    raw = (BASE + "# caf").encode() + b"\xe9\nmetrics: [auroc]\n"
+    msg = _config_error(_write(files, raw))
+    offset = raw.index(b"\xe9")
+    assert "c.yaml" in msg and "not UTF-8" in msg
+    assert f"offset {offset}" in msg and "line 4" in msg and "0xe9" in msg
+    assert "save" in msg and "UTF-8" in msg.split("fix:")[1]
+
+
+def test_a_utf16_config_is_recognised(files: Path) -> None:
+    msg = _config_error(_write(files, BASE.encode("utf-16")))
+    assert "UTF-16" in msg and "save" in msg.split("fix:")[1]
+
+
+def test_a_utf8_config_with_a_byte_order_mark_loads(files: Path) -> None:
+    cfg = load_config(_write(files, b"\xef\xbb\xbf" + BASE.encode()))
+    assert cfg.task == "binary"
+
+
+def test_a_control_character_names_its_line(files: Path) -> None:
+    msg = _config_error(_write(files, BASE + "metrics: [au\x00roc]\n"))
+    assert "c.yaml" in msg and "line 4" in msg and "#x0000" in msg
+    assert "<unicode string>" not in msg
+
+
+def test_the_cli_says_not_utf8_with_exit_2(cli: Cli, files: Path) -> None:
+    path = _write(files, (BASE + "# caf").encode() + b"\xe9\n")
+    for command in ("run", "validate"):
+        assert_user_error(cli(command, str(path)), r"c\.yaml", "not UTF-8", "line 4",
+                          "fix: .*UTF-8")
+
+
+# --------------------------------------------------------------------------- aliases (item 14)
+
+BILLION_LAUGHS = """\
+a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
+b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
+c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
+d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
+e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
+f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
+g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
+h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
+task: *h
+predictions: preds.csv
+"""
+
+
+def test_an_alias_bomb_is_refused_quickly_naming_the_alias_line(files: Path) -> None:
+    started = time.perf_counter()
+    msg = _config_error(_write(files, BILLION_LAUGHS))
+    assert time.perf_counter() - started < 5  # 9^8 strings if expanded
+    assert "c.yaml" in msg and "alias" in msg
+    # the 1,000-value bound is crossed inside the line of 'd' (9 + 81 + 729 + 9·9·9·...)
+    line = int(re.search(r"line (\d+)", msg).group(1))  # type: ignore[union-attr]
+    assert line == 4, msg
+    assert "*c" in msg
+
+
+def test_the_cli_refuses_an_alias_bomb_in_one_short_message(cli: Cli, files: Path) -> None:
+    r = cli("run", str(_write(files, BILLION_LAUGHS)))
+    assert_user_error(r, r"c\.yaml", "alias", "line 4")
+    assert len(r.stderr) < MESSAGE_LIMIT
+
+
+def test_a_recursive_alias_is_refused(files: Path) -> None:
+    msg = _config_error(_write(files, BASE + "options:\n  x: &x [1, *x]\n"))
+    assert "c.yaml" in msg and "*x" in msg and "line 5" in msg
+
+
+def test_anchors_reused_a_few_times_and_merge_keys_still_work(files: Path) -> None:
+    body = BASE + (
+        "spark:\n"
+        "  conf: &conf\n"
+        "    spark.executor.memory: 4g\n"
+        "    spark.sql.shuffle.partitions: 8\n"
+        "options: &opts {threshold_file: t.txt}\n"
+        "metrics:\n"
+        "  - {metric: auroc, min: &low 0.5, segments: &every {min: 0.25}}\n"
+        "  - {metric: auprc, min: *low, segments: *every}\n"
+        "  - {metric: f1, min: *low, segments: *every}\n"
+        "  - {metric: precision, min: *low, segments: *every}\n"
+        "  - {metric: recall, min: *low, segments: *every}\n"
+        "group_by: [region]\n"
+        "baseline:\n"
+        "  report: accepted.json\n"
+        "  metrics:\n"
+        "    auroc: &drop {max_drop: 0.01, max_relative_drop: 0.02}\n"
+        "    auprc: *drop\n"
+        "    f1: {<<: *drop, min_improvement: 0.0}\n"
+    )
+    cfg = load_config(_write(files, body))
+    assert [m.min for m in cfg.metrics] == [0.5] * 5
+    assert all(m.segments is not None and m.segments["*"].min == 0.25 for m in cfg.metrics)
+    assert cfg.baseline is not None
+    f1 = cfg.baseline.metrics["f1"]
+    assert (f1.max_drop, f1.max_relative_drop, f1.min_improvement) == (0.01, 0.02, 0.0)
+    assert cfg.spark.conf["spark.sql.shuffle.partitions"] == 8
+
+
+def test_a_list_anchored_and_reused_up_to_the_bound_loads(files: Path) -> None:
+    items = ", ".join(f"v{i}" for i in range(99))
+    body = BASE + f"options:\n  a: &a [{items}]\n" + "".join(
+        f"  b{i}: *a\n" for i in range(9))
+    cfg = load_config(_write(files, body))  # 9 aliases x 100 values = 900 <= 1,000
+    assert cfg.options["b8"] == [f"v{i}" for i in range(99)]
+    msg = _config_error(_write(files, body + "  b9: *a\n  b10: *a\n"))
+    assert "line 16" in msg and "*a" in msg
+
+
+# --------------------------------------------------------------------------- shapes and tags
+
+@pytest.mark.parametrize(("body", "what"), [
+    ("- task: binary\n- predictions: preds.csv\n", "a list"),
+    ("just some text\n", "text"),
+    ("42\n", "a number"),
+])
+def test_a_config_that_is_not_a_mapping(cli: Cli, files: Path, body: str, what: str) -> None:
+    path = _write(files, body)
+    msg = _config_error(path)
+    assert "c.yaml" in msg and "mapping" in msg and what in msg
+    assert_user_error(cli("validate", str(path)), "mapping")
+
+
+@pytest.mark.parametrize("tag", ["!!python/object/apply:os.system", "!!python/object:os.Foo",
+                                 "!custom"])
+def test_a_tag_is_refused_before_it_runs(cli: Cli, files: Path, tag: str) -> None:
+    marker = files / "ran"
+    path = _write(files, f"task: binary\npredictions: {tag} ['touch {marker}']\n")
+    msg = _config_error(path)
+    assert "c.yaml" in msg and "line 2" in msg and tag.lstrip("!").split(":")[0] in msg
+    assert "indentation" not in msg  # the hint is about tags, not about layout
+    assert_user_error(cli("run", str(path)), "tag")
+    assert not marker.exists()
+
+
+def test_deep_nesting_is_one_message(files: Path) -> None:
+    msg = _config_error(_write(files, BASE + "options: {x: " + "[" * 5_000 + "]" * 5_000
+                               + "}\n"))
+    assert "c.yaml" in msg and "nest" in msg
+
+
+# --------------------------------------------------------------------------- capped echoes
+
+def test_a_very_long_unknown_key_is_clipped(cli: Cli, files: Path) -> None:
+    key = "k" * 50_000
+    path = _write(files, BASE + f"? {key}\n: 1\n")
+    msg = _config_error(path)
+    assert "unknown key 'kkk" in msg and "more characters" in msg
+    r = cli("validate", str(path))
+    assert_user_error(r, "unknown key", "more characters")
+    assert len(r.stderr) < MESSAGE_LIMIT
+
+
+def test_a_long_duplicate_key_is_clipped(files: Path) -> None:
+    key = "d" * 5_000
+    msg = _config_error(_write(files, BASE + f"? {key}\n: 1\n? {key}\n: 2\n"))
+    assert "given twice" in msg and "more characters" in msg
+
+
+def test_a_huge_value_is_clipped_in_the_validation_message(files: Path) -> None:
+    msg = _config_error(_write(files, "task: [" + ", ".join(["x" * 100] * 1_000) + "]\n"
+                               "predictions: preds.csv\n"))
+    assert "'task'" in msg and "more characters" in msg
+
+
+def test_ten_thousand_bad_metric_entries_give_one_short_message(cli: Cli, files: Path) -> None:
+    body = BASE + "metrics:\n" + "".join(f"  - {{metric: auroc, min: x{i}}}\n"
+                                         for i in range(10_000))
+    path = _write(files, body)
+    msg = _config_error(path)
+    assert "metrics[0].min" in msg and "9,997 more" in msg
+    assert "metrics[9999]" not in msg
+    r = cli("validate", str(path))
+    assert_user_error(r, r"metrics\[0\]\.min", "more")
+    assert len(r.stderr) < MESSAGE_LIMIT
+
+
+def test_ten_thousand_metric_names_stop_at_the_first_unknown(cli: Cli, files: Path) -> None:
+    body = BASE + "metrics:\n" + "".join(f"  - bogus{i}\n" for i in range(10_000))
+    r = cli("validate", str(_write(files, body)))
+    assert_user_error(r, "bogus0")
+    assert len(r.stderr) < MESSAGE_LIMIT
+
+
+def test_a_long_metric_id_is_clipped(files: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config({"task": "binary", "predictions": "p.csv", "metrics": ["?" * 20_000]},
+                     "c.yaml", files)
+    assert len(str(info.value)) < MESSAGE_LIMIT and "more characters" in str(info.value)
+    assert "c.yaml" in str(info.value)
+
+
+def test_a_long_unknown_metric_or_task_name_is_clipped() -> None:
+    from evalcli.metrics.registry import get_registry
+
+    reg = get_registry()
+    for call in (lambda: reg.get("binary", "m" * 20_000), lambda: reg.task("t" * 20_000)):
+        with pytest.raises(MetricError) as info:
+            call()
+        assert len(str(info.value)) < MESSAGE_LIMIT and "more characters" in str(info.value)
+
+
+# --------------------------------------------------------------------------- plugins (item 16)
+
+PLUGIN = """\
+import polars as pl
+from evalcli.plugin import mean_metric
+
+METRICS = [mean_metric("mean_score_x", "binary", summary="mean score", formula="mean(s)",
+                       direction="higher", needs=["score"], row=lambda p, c: pl.col("score"))]
+"""
+
+
+@pytest.fixture
+def outside_plugin(files: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A config and a plugin file in another folder, named by its absolute path."""
+    elsewhere = tmp_path_factory.mktemp("elsewhere") / "team_metrics.py"
+    elsewhere.write_text(PLUGIN, encoding="utf-8")
+    cfg = _write(files, BASE + f"metrics: [mean_score_x]\nplugins: [{elsewhere}]\n")
+    return cfg, elsewhere.resolve()
+
+
+def test_validate_says_which_plugin_code_ran_on_stderr(
+        cli: Cli, outside_plugin: tuple[Path, Path]) -> None:
+    cfg, plugin = outside_plugin
+    r = cli("validate", str(cfg))
+    assert r.exit_code == 0, r.stderr
+    assert f"running plugin code: {plugin}" in r.stderr.splitlines()
+    assert "running plugin code" not in r.stdout and "mean_score_x" in r.stdout
+
+
+def test_validate_quiet_says_nothing_about_plugins(
+        cli: Cli, outside_plugin: tuple[Path, Path]) -> None:
+    cfg, _plugin = outside_plugin
+    r = cli("validate", "--quiet", str(cfg))
+    assert r.exit_code == 0, r.stderr
+    assert r.stderr == "" and "mean_score_x" in r.stdout
+
+
+def test_the_registry_announces_each_plugin_file_before_its_code_runs(tmp_path: Path) -> None:
+    from evalcli.metrics.registry import builtin_registry, on_plugin_file
+
+    log = tmp_path / "ran.log"
+    log.write_text("")
+    first, second = tmp_path / "one.py", tmp_path / "two.py"
+    for path, name in ((first, "mean_score_x"), (second, "mean_score_y")):
+        path.write_text(PLUGIN.replace("mean_score_x", name)
+                        + f"with open({str(log)!r}, 'a') as fh:\n    fh.write('{path.stem} ')\n")
+    heard: list[str] = []
+
+    def hook(path: Path) -> None:
+        heard.append(f"{path} after [{log.read_text().strip()}]")
+
+    reg = builtin_registry()
+    with on_plugin_file(hook):
+        loaded = reg.with_plugin_files([first, second, first])
+    assert heard == [f"{first.resolve()} after []", f"{second.resolve()} after [one]"]
+    assert loaded.files == [first.resolve(), second.resolve()]
+    assert reg.files == []
+    reg.with_plugin_files([first])  # outside the block: the file runs, nobody is told
+    assert log.read_text().split() == ["one", "two", "one"] and len(heard) == 2
+
+
+def test_a_plugin_path_too_long_for_the_system_is_one_message(files: Path) -> None:
+    from evalcli.metrics.registry import builtin_registry
+
+    with pytest.raises(PluginError) as info:
+        builtin_registry().with_plugin_files([files / ("p" * 5_000 + ".py")])
+    assert len(str(info.value)) < MESSAGE_LIMIT
+
+
+def test_a_plugin_path_too_long_through_the_cli(cli: Cli, files: Path) -> None:
+    path = _write(files, BASE + "plugins: [" + "p" * 5_000 + ".py]\n")
+    r = cli("validate", str(path))
+    assert_user_error(r, "plugin file")
+    assert len(r.stderr) < MESSAGE_LIMIT
+
+
+# --------------------------------------------------------------------------- Markdown (item 15)
+
+SCRIPT = "<script>alert(1)</script>"
+IMG = "<img src=x onerror=alert(2)>"
+LINK = "![t](https://evil.example/p.png) [click](javascript:alert(3))"
+BREAK = "a|b\n\n<div onclick=alert(4)>x</div>\r\n# heading"
+TICKS = "x`` <img src=y onerror=alert(5)> ``y"
+
+
+def _hostile_result() -> tuple[RunResult, Diff]:
+    from evalcli.diff import ChangeGate, Gates, diff_reports
+    from evalcli.gates import evaluate_gates
+    from evalcli.report.json import to_dict
+    from evalcli.result import (
+        AlignmentInfo,
+        Gate,
+        InputInfo,
+        MetricResult,
+        RunResult,
+        SegmentResult,
+    )
+
+    def m(id_: str, value: float | None, gate: Gate | None = None,
+          notes: list[str] | None = None) -> MetricResult:
+        return MetricResult(id=id_, metric="auroc", family="binary", params={},
+                            direction="higher", value=value, notes=notes or [], gate=gate)
+
+    ids = [f"auroc[label={IMG}]", f"f1[x={TICKS}]", f"recall[y={BREAK}]"]
+    metrics = [m(ids[0], 0.9, Gate(min=0.95), notes=[SCRIPT, BREAK]),
+               m(ids[1], 0.5, notes=[LINK]), m(ids[2], None, Gate(min=0.1), notes=[TICKS])]
+    segments = [SegmentResult({SCRIPT: IMG, "r|\n": BREAK}, 10,
+                              [m(ids[0], None, notes=[IMG]), m(ids[1], 0.4),
+                               m(ids[2], 0.3)]),
+                SegmentResult({SCRIPT: LINK, "r|\n": TICKS}, 5,
+                              [m(ids[0], 0.7), m(ids[1], 0.4), m(ids[2], 0.3)])]
+    r = RunResult(
+        task="binary", engine="polars",
+        predictions=InputInfo(f"{IMG}.csv", 10, {"score": SCRIPT}),
+        truth=InputInfo(f"{TICKS}|{BREAK}.csv", 10, {"label": IMG}),
+        alignment=AlignmentInfo(matched=10, only_in_predictions=0, only_in_truth=0,
+                                unmatched_policy="drop"),
+        metrics=metrics, group_by=[SCRIPT, "r|\n"], segments=segments, gating=True,
+        options={"positive": IMG, SCRIPT: BREAK},
+    )
+    evaluate_gates(r, {ids[0]: {"*": Gate(min=0.8, segment="*")}})
+    base = to_dict(r)
+    for x in base["metrics"]:
+        if x["value"] is not None:
+            x["value"] += 0.2
+    d = diff_reports(base, to_dict(r), Gates(ChangeGate(max_drop=0.01)),
+                     base_name=f"{IMG}{TICKS}.json", cand_name=SCRIPT)
+    r.extra["baseline"] = d.to_dict()
+    r.failures += d.failures
+    r.passed = not r.failures
+    return r, d
+
+
+class _Tags(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, list[tuple[str, str | None]]]] = []
+        self.cells: list[str] = []
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, attrs))
+        if tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None:
+            self.cells.append("".join(self._cell))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+SAFE_TAGS = {"h2", "h3", "p", "table", "thead", "tbody", "tr", "th", "td", "code", "ul", "li",
+             "em", "strong", "details", "summary", "sub"}
+
+
+def _rendered(md: str) -> _Tags:
+    """The Markdown as a CommonMark renderer with raw HTML on (as GitHub) turns it into HTML."""
+    from markdown_it import MarkdownIt
+
+    out = MarkdownIt("commonmark", {"html": True}).enable("table").render(md)
+    parser = _Tags()
+    parser.feed(out)
+    return parser
+
+
+def _attributes(parsed: _Tags) -> set[str]:
+    return {f"{a}={v}" for _t, attrs in parsed.tags for a, v in attrs}
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.replace("\r\n", " ").replace("\r", " ").replace("\n", " ").split())
+
+
+def test_markdown_report_draws_no_html_from_data() -> None:
+    from evalcli.report.markdown import render
+
+    r, _d = _hostile_result()
+    md = render(r)
+    parsed = _rendered(md)
+    tags = {t for t, _ in parsed.tags}
+    assert tags <= SAFE_TAGS, tags - SAFE_TAGS
+    assert _attributes(parsed) <= {"style=text-align:right"}  # the table's alignment only
+    # every line of the Markdown from data stays one line: no heading, block or row injected
+    assert [line for line in md.splitlines() if line.startswith("#")] == [
+        md.splitlines()[0], "### By segment (2)",
+        next(x for x in md.splitlines() if x.startswith("### Compared")), "### Failures"]
+
+
+def test_markdown_report_shows_the_data_as_text_in_its_cells() -> None:
+    from evalcli.report.markdown import render
+
+    r, _d = _hostile_result()
+    cells = [" ".join(c.split()) for c in _rendered(render(r)).cells]
+    for value in (SCRIPT, "r| ", IMG, LINK, _one_line(BREAK), _one_line(TICKS),
+                  f"auroc[label={IMG}]", f"f1[x={_one_line(TICKS)}]"):
+        assert _one_line(value) in cells, (value, cells)
+    assert _one_line(SCRIPT + "; " + BREAK) in cells  # the notes of the first metric
+
+
+def test_markdown_diff_draws_no_html_from_data() -> None:
+    from evalcli.report.markdown import render_diff
+
+    _r, d = _hostile_result()
+    parsed = _rendered(render_diff(d.to_dict()))
+    tags = {t for t, _ in parsed.tags}
+    assert tags <= SAFE_TAGS, tags - SAFE_TAGS
+    assert _attributes(parsed) <= {"style=text-align:right"}
+
+
+@pytest.mark.parametrize("text", [SCRIPT, IMG, LINK, BREAK, TICKS, "a\\|b", "x\\", "&lt;b&gt;",
+                                  "<http://evil.example>", "<x@evil.example>", "<!-- c -->",
+                                  "<?php ?>", "</td>", "plain <= 0.4 and a < b"])
+def test_the_markdown_escape_round_trips_through_a_renderer(text: str) -> None:
+    from evalcli.report.markdown import code, escape, table
+
+    for md in (escape(text), code(text)):
+        parsed = _rendered("\n".join(table(["h"], [[md]])))
+        assert {t for t, _ in parsed.tags} <= SAFE_TAGS
+        assert " ".join(parsed.cells[1].split()) == _one_line(text), (md, parsed.cells)
+        line = _rendered(f"- data: {md}\n")
+        assert {t for t, _ in line.tags} <= SAFE_TAGS
+
+
+def test_markdown_keeps_comparisons_readable() -> None:
+    from evalcli.report.markdown import escape
+
+    assert escape("gate <= 0.4 and >= 0.1") == "gate <= 0.4 and >= 0.1"
+    assert escape("a<b") == "a&lt;b" and escape("a&b") == "a&amp;b"
+
