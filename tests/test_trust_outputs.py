@@ -408,3 +408,22 @@ def test_ctrl_c_exits_130_and_changes_no_output(files: Path, tmp_path: Path) -> 
     assert (tmp_path / "report.json").read_text() == "old"
     assert not (tmp_path / "report.md").exists()
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+# --------------------------------------------------------------------------- 16. plugin code
+
+def test_run_says_which_plugin_files_ran(cli: Cli, files: Path) -> None:
+    (files / "sub").mkdir()
+    (files / "sub" / "mine.py").write_text(
+        "import polars as pl\n"
+        "from evalcli.plugin import mean_metric\n"
+        "METRICS = [mean_metric('mean_score', 'binary', summary='mean score', formula='-',\n"
+        "    direction='higher', needs=['score'], row=lambda p, c: pl.col('score'))]\n")
+    (files / "c.yaml").write_text("task: binary\npredictions: preds.csv\ntruth: truth.csv\n"
+                                  "plugins: [sub/mine.py]\nmetrics: [mean_score]\n")
+    r = cli("run", str(files / "c.yaml"), "-f", "json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["metrics"][0]["value"] == pytest.approx(0.525)
+    assert r.stderr.count("running plugin code:") == 1
+    assert str((files / "sub" / "mine.py").resolve()) in r.stderr
+    assert "running plugin code" not in cli("run", str(files / "c.yaml"), "-q").stderr

@@ -152,6 +152,16 @@ def plugin_warnings() -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def announce_plugins(quiet: bool = False) -> Iterator[None]:
+    """Say on stderr which plugin files' code runs, as each is loaded (a config that names a
+    plugin file runs that Python code, wherever the file is)."""
+    from evalcli.metrics.registry import on_plugin_file
+
+    with on_plugin_file(lambda p: None if quiet else say(f"running plugin code: {p}")):
+        yield
+
+
+@contextlib.contextmanager
 def progress(quiet: bool = False, verbose: bool = False) -> Iterator[Callable[[str], None]]:
     """A progress display on stderr: a spinner on a terminal; with ``verbose``, one line per
     step with its time. Nothing when ``quiet`` or when stderr is not a terminal (CI logs)."""

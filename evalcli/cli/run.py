@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evalcli.cli.common import emit, exit_code, progress, user_errors, wants_curves
+from evalcli.cli.common import (
+    announce_plugins,
+    emit,
+    exit_code,
+    progress,
+    user_errors,
+    wants_curves,
+)
 
 if TYPE_CHECKING:
     from evalcli.config import Config
@@ -96,7 +103,7 @@ def run(
     outputs = [Path(cfg.resolve(p)) for p in cfg.report] + list(output or [])
     curves_to = curves_target(cfg, curves, curves_format)
     targets = output_targets(cfg, outputs, curves_to, also_inputs=[config])
-    with progress(quiet, verbose) as say:
+    with progress(quiet, verbose) as say, announce_plugins(quiet):
         result = run_config(cfg, gating=gate, progress=say, write_per_query=False,
                             curves=curves_to is not None or wants_curves(format.value, outputs))
     emit(result, format.value, targets, quiet, verbose)
