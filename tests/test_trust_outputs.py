@@ -427,3 +427,15 @@ def test_run_says_which_plugin_files_ran(cli: Cli, files: Path) -> None:
     assert r.stderr.count("running plugin code:") == 1
     assert str((files / "sub" / "mine.py").resolve()) in r.stderr
     assert "running plugin code" not in cli("run", str(files / "c.yaml"), "-q").stderr
+
+
+# --------------------------------------------------------------------------- 14. capped echoes
+
+@pytest.mark.parametrize("metric", ["fbeta[beta=" + "9" * 5000 + "x]",
+                                    "fbeta[" + "b" * 5000 + "=1]",
+                                    "precision[average=" + "m" * 5000 + "]"])
+def test_a_huge_metric_parameter_gives_a_short_message(cli: Cli, files: Path,
+                                                       metric: str) -> None:
+    r = cli("compare", str(files / "preds.csv"), str(files / "truth.csv"), "-m", metric)
+    assert_user_error(r, r"parameter", r"more characters")
+    assert len(r.stderr) < 1000, len(r.stderr)

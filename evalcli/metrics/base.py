@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from evalcli.errors import MetricError, did_you_mean
+from evalcli.errors import MetricError, clip, did_you_mean
 
 if TYPE_CHECKING:
     import polars as pl
@@ -109,13 +109,14 @@ class Param:
                 coerced = value
         except (TypeError, ValueError):
             raise MetricError(
-                f"parameter '{self.name}'{at} must be {self.type.__name__}, got {value!r}"
+                f"parameter '{self.name}'{at} must be {self.type.__name__}, "
+                f"got {clip(repr(value), 100)}"
             ) from None
         if self.choices is not None and coerced not in self.choices:
             raise MetricError(
                 f"parameter '{self.name}'{at} must be one of "
-                f"{', '.join(map(str, self.choices))}; got {value!r}."
-                + did_you_mean(str(value), [str(c) for c in self.choices])
+                f"{', '.join(map(str, self.choices))}; got {clip(repr(value), 100)}."
+                + did_you_mean(str(value)[:200], [str(c) for c in self.choices])
             )
         for op, bound, ok in (
             (">", self.gt, operator.gt),
@@ -125,7 +126,8 @@ class Param:
         ):
             if bound is not None and not ok(coerced, bound):
                 raise MetricError(
-                    f"parameter '{self.name}'{at} must be {op} {bound:g}, got {value!r}"
+                    f"parameter '{self.name}'{at} must be {op} {bound:g}, "
+                    f"got {clip(repr(value), 100)}"
                 )
         return coerced
 
@@ -279,8 +281,8 @@ class Metric:
             if p.name == name:
                 return p
         raise MetricError(
-            f"metric '{self.name}' has no parameter '{name}'."
-            + did_you_mean(name, [p.name for p in self.params])
+            f"metric '{self.name}' has no parameter '{clip(str(name), 100)}'."
+            + did_you_mean(str(name)[:200], [p.name for p in self.params])
             + (f" Its parameters: {', '.join(p.name for p in self.params)}." if self.params else "")
         )
 
