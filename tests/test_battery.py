@@ -124,7 +124,7 @@ class Case:
     absent: tuple[str, ...] = ()
     """Patterns the message must NOT match."""
     output: bool = True
-    """Append ``-o out.json`` (a report that exists before the run, with sentinel content)."""
+    """Add ``-o out.json`` (a report that exists before the run, with sentinel content)."""
     check: Callable[[Path, CliResult, Cli], None] | None = None
     """Extra checks of a successful run: (folder, result, cli)."""
     bug: str | None = None
@@ -171,8 +171,8 @@ def drive(cli: Cli, folder: Path, monkeypatch: pytest.MonkeyPatch, case: Case) -
     (folder / "out.json").write_bytes(SENTINEL)
     before = snapshot(folder)
     args = [a.replace("{d}", str(folder)) for a in case.args]
-    if case.output:
-        args += ["-o", "out.json"]
+    if case.output:  # first, so that a bad output named later must not let it be written
+        args = [args[0], "-o", "out.json", *args[1:]]
     if case.bug:
         module, attr = case.bug.split(":")
         monkeypatch.setattr(f"{module}.{attr}", _raise_bug)
@@ -227,7 +227,7 @@ def add(id_: str, case: Case) -> None:
 
 def run(id_: str, config: str | bytes, files: Mapping[str, Content], *patterns: str,
         code: int = 2, args: tuple[str, ...] = (), **kw: Any) -> None:
-    """``evalcli run c.yaml ARGS -o out.json`` with the config ``config``."""
+    """``evalcli run -o out.json c.yaml ARGS`` with the config ``config``."""
     add(f"run-{id_}", Case(("run", "c.yaml", *args), {**files, "c.yaml": config}, code,
                            patterns, **kw))
 
@@ -953,6 +953,13 @@ command("unknown-command", ("evaluate", "c.yaml"), {}, r"evaluate", usage=True)
 run("internal-error-while-computing", BIN_CFG, BIN, code=3,
     bug="evalcli.engine.polars_engine:run_polars")
 run("internal-error-while-writing", BIN_CFG, BIN, code=3, bug="evalcli.report:render")
+add("run-internal-error-writing-the-second-report", Case(
+    ("run", "c.yaml", "-o", "out.json", "-o", "r.html"), {**BIN, "c.yaml": BIN_CFG}, 3,
+    output=False, bug="evalcli.report.html:render"))
+add("run-internal-error-writing-the-curves", Case(
+    ("run", "c.yaml", "-o", "out.json", "--curves", "curves"),
+    {**BIN, "c.yaml": BIN_CFG, "curves/.keep": ""}, 3, output=False,
+    bug="evalcli.report.outputs:write_table"))
 compare("internal-error", ("preds.csv", "truth.csv"), BIN, code=3,
         bug="evalcli.infer:build_config")
 validate("internal-error", BIN_CFG, BIN, code=3, bug="evalcli.runner:prepare")
