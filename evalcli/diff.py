@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalcli.errors import ConfigError, InputDataError, did_you_mean
+from evalcli.errors import ConfigError, InputDataError, clip, did_you_mean
 
 GATE_KEYS = ("max_drop", "max_relative_drop", "min_improvement", "min_relative_improvement")
 
@@ -142,24 +142,63 @@ class Diff:
 
 def load_report(path: Path) -> dict[str, Any]:
     """Read a JSON report written by evalcli; a clear error for anything else."""
+    shown = clip(str(path))
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise InputDataError(f"report {path} does not exist",
+        raise InputDataError(f"report {shown} does not exist",
                              hint="write one with 'evalcli run CONFIG -o report.json'") from None
+    except UnicodeDecodeError as exc:
+        raise InputDataError(f"{shown} is not an evalcli JSON report: byte {exc.start} is not "
+                             "UTF-8", hint="give a report written with -o report.json") from None
     except OSError as exc:
-        raise InputDataError(f"cannot read report {path}: {exc.strerror}") from None
+        raise InputDataError(f"cannot read report {shown}: {exc.strerror}") from None
     try:
         data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputDataError(f"{path} is not JSON (line {exc.lineno}: {exc.msg})",
+    except (json.JSONDecodeError, RecursionError) as exc:
+        where = f" (line {exc.lineno}: {exc.msg})" if isinstance(exc, json.JSONDecodeError) \
+            else " (nested too deeply)"
+        raise InputDataError(f"{shown} is not JSON{where}",
                              hint="give a report written with -o report.json or "
                              "--format json") from None
     if not isinstance(data, dict) or "schema_version" not in data or not isinstance(
             data.get("metrics"), list):
-        raise InputDataError(f"{path} is not an evalcli JSON report (no schema_version or "
+        raise InputDataError(f"{shown} is not an evalcli JSON report (no schema_version or "
                              "metrics)", hint="give a report written with -o report.json")
+    _check_shape(data, shown)
     return data
+
+
+def _check_shape(data: Mapping[str, Any], shown: str) -> None:
+    """The parts of a report a diff reads, each of the right kind (a hand-edited or truncated
+    report is an input error naming the place, not a crash)."""
+    def bad(where: str, what: str) -> InputDataError:
+        return InputDataError(f"{shown} is not an evalcli JSON report: {where} {what}",
+                              hint="give a report written with -o report.json")
+
+    def metrics(items: Any, where: str) -> None:
+        if not isinstance(items, list):
+            raise bad(where, "is not a list")
+        for i, m in enumerate(items):
+            at = f"{where}[{i}]"
+            if not isinstance(m, dict):
+                raise bad(at, "is not an object")
+            if not isinstance(m.get("id"), str) or not isinstance(m.get("metric"), str):
+                raise bad(at, "has no 'id' or 'metric' text")
+            v = m.get("value")
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int | float)):
+                raise bad(f"{at}.value", f"is {clip(repr(v), 60)}, not a number or null")
+            if m.get("direction", "higher") not in ("higher", "lower"):
+                raise bad(f"{at}.direction", "is neither 'higher' nor 'lower'")
+
+    metrics(data["metrics"], "metrics")
+    segs = data.get("segments", [])
+    if not isinstance(segs, list):
+        raise bad("segments", "is not a list")
+    for i, seg in enumerate(segs):
+        if not isinstance(seg, dict) or not isinstance(seg.get("key"), dict):
+            raise bad(f"segments[{i}]", "is not an object with a 'key' object")
+        metrics(seg.get("metrics"), f"segments[{i}].metrics")
 
 
 def check_compatible(base: Mapping[str, Any], cand: Mapping[str, Any], base_name: str,

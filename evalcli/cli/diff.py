@@ -77,6 +77,8 @@ def diff(
             else:
                 per_metric.append((key, id_, value))
     gates = gates_from_options(default, per_metric)
+    if output is not None:  # before reading: never over an input, in a writable folder
+        _check_output(output, [baseline, candidate])
     d = diff_reports(load_report(baseline), load_report(candidate), gates,
                      base_name=str(baseline), cand_name=str(candidate)).to_dict()
     if output is not None:
@@ -94,17 +96,28 @@ def diff(
     raise typer.Exit(int(EXIT_OK if d["passed"] else EXIT_GATE_FAILED))
 
 
-def _write(d: dict[str, object], path: Path) -> None:
+DIFF_SUFFIXES = (".json", ".md", ".markdown")
+
+
+def _check_output(path: Path, inputs: list[Path]) -> None:
+    """The diff's output, before any report is read: a known format, not one of the two
+    reports, in a writable folder."""
     from evalcli.errors import ConfigError
-    from evalcli.report import write_atomic
+    from evalcli.report.outputs import check_file
 
-    suffix = path.suffix.lower()
-    if suffix == ".json":
-        write_atomic(path, json.dumps(d, indent=2, ensure_ascii=False) + "\n")
-    elif suffix in (".md", ".markdown"):
-        from evalcli.report.markdown import render_diff
-
-        write_atomic(path, render_diff(d))
-    else:
+    if path.suffix.lower() not in DIFF_SUFFIXES:
         raise ConfigError(f"cannot tell the diff's format from {path}",
                           hint="use a .json or .md file")
+    check_file(path, "diff", [str(p) for p in inputs])
+
+
+def _write(d: dict[str, object], path: Path) -> None:
+    from evalcli.report.outputs import commit, text_writer
+
+    if path.suffix.lower() == ".json":
+        text = json.dumps(d, indent=2, ensure_ascii=False) + "\n"
+    else:
+        from evalcli.report.markdown import render_diff
+
+        text = render_diff(d)
+    commit([(path, text_writer(text))])

@@ -1,16 +1,14 @@
 """Reports: one report object (:class:`~evalcli.result.RunResult`), one module per format.
 
 ``render(result, fmt)`` returns the text of a format; ``write(result, path)`` picks the format
-from the extension and writes atomically (a temporary file in the same folder, then a rename),
-so a crash never leaves a half-written report in place of the old one.
+from the extension and writes atomically. A run's outputs together (reports, curve files, the
+per-query table) are checked and written all-or-none by :mod:`evalcli.report.outputs`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
 
@@ -138,41 +136,8 @@ def display_path(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
-def _umask_mode() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
-@contextlib.contextmanager
-def atomic_target(path: Path) -> Iterator[str]:
-    """A temporary path beside ``path``; moved into place (with the umask's mode) on success.
-
-    On any failure the temporary file is removed and ``path`` is left as it was.
-    """
-    path = Path(path)
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.exists():
-        raise ConfigError(f"cannot write {path}: the folder {folder} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    os.close(fd)
-    try:
-        yield tmp
-        os.chmod(tmp, _umask_mode())  # mkstemp makes 0600; a report is an ordinary file
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically."""
-    with atomic_target(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
 def write(result: RunResult, path: Path, fmt: ReportFormat | None = None) -> None:
-    write_atomic(path, render(result, fmt or format_for(path)))
+    """Write one report atomically (see :mod:`evalcli.report.outputs` for several at once)."""
+    from evalcli.report.outputs import commit, text_writer
+
+    commit([(Path(path), text_writer(render(result, fmt or format_for(Path(path)))))])

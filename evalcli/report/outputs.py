@@ -32,7 +32,10 @@ if TYPE_CHECKING:
     from evalcli.result import RunResult
 
 CURVE_NAMES = ("roc", "pr", "residuals")
-"""Every curve table a run may write (``<folder>/<name>.<format>``)."""
+"""Every curve table a run may write (``<folder>/<name>.<format>``, CSV or Parquet): ``roc``:
+threshold, fpr, tpr (one row per distinct score, after a first row at threshold +inf); ``pr``:
+threshold, recall, precision; ``residuals``: residual (label − prediction, 3 significant digits),
+weight. See :mod:`evalcli.curves` for the definitions."""
 TABLE_SUFFIXES = (".parquet", ".csv", ".jsonl", ".ndjson")
 
 
@@ -119,20 +122,11 @@ def check_targets(targets: Targets, inputs: Iterable[str]) -> None:
         _writable_folder(folder / "x", "curves", create=True)
     for path, what in targets.files():
         real = _real(path)
-        hit = _hits_input(real, inputs)
-        if hit is not None:
-            raise ConfigError(
-                f"the {what} {clip(str(path))} would overwrite the run's input {clip(hit)}",
-                hint="write the output to another path")
         if real in seen:
             raise ConfigError(f"{clip(str(path))} is named twice as an output "
                               f"({seen[real]} and {what})", hint="give each output its own path")
         seen[real] = what
-        if Path(path).is_dir():
-            raise ConfigError(f"cannot write the {what} {clip(str(path))}: it is a folder",
-                              hint="name a file")
-        if what != "curves file":
-            _writable_folder(Path(path), what)
+        check_file(path, what, inputs, folder=what != "curves file")
     for path in targets.reports:
         from evalcli.report import format_for
 
@@ -141,6 +135,22 @@ def check_targets(targets: Targets, inputs: Iterable[str]) -> None:
             Path(targets.per_query).suffix.lower() not in TABLE_SUFFIXES:
         raise ConfigError(f"cannot tell the format of {clip(str(targets.per_query))} from its "
                           "extension", hint="use .parquet, .csv or .jsonl")
+
+
+def check_file(path: Path, what: str, inputs: Sequence[str], folder: bool = True) -> None:
+    """One output file: not one of ``inputs`` (resolved, links followed, nor inside an input
+    folder or matched by an input glob), not a folder, and (with ``folder``) in a folder that
+    exists and can be written."""
+    hit = _hits_input(_real(path), [os.fspath(p) for p in inputs])
+    if hit is not None:
+        raise ConfigError(
+            f"the {what} {clip(str(path))} would overwrite the run's input {clip(hit)}",
+            hint="write the output to another path")
+    if Path(path).is_dir():
+        raise ConfigError(f"cannot write the {what} {clip(str(path))}: it is a folder",
+                          hint="name a file")
+    if folder:
+        _writable_folder(Path(path), what)
 
 
 Writer = Callable[[str], None]
@@ -241,6 +251,17 @@ def _swap(staged: Sequence[tuple[Path, str]]) -> None:
                 os.unlink(old)
 
 
+def text_writer(text: str) -> Writer:
+    """A writer of ``text`` as UTF-8, synced to disk."""
+    def write(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    return write
+
+
 def _table_writer(df: pl.DataFrame, fmt: str) -> Writer:
     def write(tmp: str) -> None:
         write_table(df, tmp, fmt)
@@ -254,15 +275,7 @@ def write_all(result: RunResult, targets: Targets) -> list[Path]:
 
     files: list[tuple[Path, Writer]] = []
     for path in targets.reports:
-        text = render(result, format_for(Path(path)))
-
-        def write_text(tmp: str, text: str = text) -> None:
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-
-        files.append((Path(path), write_text))
+        files.append((Path(path), text_writer(render(result, format_for(Path(path))))))
     if targets.curves is not None:
         folder, fmt = Path(targets.curves[0]), targets.curves[1]
         if result.curves:
