@@ -6,6 +6,7 @@ the candidates and the option that settles it.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,10 +44,17 @@ def parse_gate(text: str) -> tuple[str, str, float]:
     (('auroc', 'min', 0.8), ('log_loss', 'max', 0.4))
     """
     m = re.fullmatch(r"\s*([^<>=\s]+)\s*(>=|<=)\s*([-+0-9.eE]+)\s*", text)
-    if not m:
-        raise ConfigError(f"cannot read the gate '{text}'",
-                          hint="write METRIC>=VALUE or METRIC<=VALUE, e.g. --gate 'auroc>=0.8'")
-    return m.group(1), "min" if m.group(2) == ">=" else "max", float(m.group(3))
+    try:
+        value = float(m.group(3)) if m else math.nan
+    except ValueError:
+        value = math.nan
+    if not m or not math.isfinite(value):
+        from evalcli.errors import clip
+
+        raise ConfigError(f"cannot read the gate '{clip(text, 100)}'",
+                          hint="write METRIC>=VALUE or METRIC<=VALUE with a finite number, "
+                          "e.g. --gate 'auroc>=0.8'")
+    return m.group(1), "min" if m.group(2) == ">=" else "max", value
 
 
 def _schema(path: str) -> tuple[list[str], dict[str, Any], _Reading]:

@@ -120,7 +120,7 @@ def show(
     from rich.table import Table
 
     from evalcli.config import parse_metric_id
-    from evalcli.errors import MetricError, did_you_mean
+    from evalcli.errors import MetricError, clip, did_you_mean
 
     reg = _registry([*(ctx.obj or []), *(plugin or [])])
     base, _, _ = parse_metric_id(name)
@@ -140,7 +140,7 @@ def show(
                 "metrics: " + "; ".join(
                 b.describe() for b in reg.broken)
         raise MetricError(
-            f"unknown metric '{name}'.{did_you_mean(base, reg.names(family))}{broken}",
+            f"unknown metric '{clip(name, 100)}'.{did_you_mean(base, reg.names(family))}{broken}",
             hint="run 'evalcli metrics' to list them")
     out = stdout()
     for m in found:
