@@ -27,6 +27,9 @@ class ExitCode(IntEnum):
     """An internal error: a bug in evalcli (or a plugin), never a verdict on the model."""
     INTERRUPTED = 130
     """Stopped by Ctrl-C (SIGINT); no output file changed."""
+    BROKEN_PIPE = 141
+    """Standard output was closed before everything was printed (``evalcli ... | head``), as
+    for a program killed by SIGPIPE."""
 
 
 EXIT_OK = ExitCode.OK
@@ -34,6 +37,7 @@ EXIT_GATE_FAILED = ExitCode.GATE_FAILED
 EXIT_ERROR = ExitCode.ERROR
 EXIT_INTERNAL = ExitCode.INTERNAL
 EXIT_INTERRUPTED = ExitCode.INTERRUPTED
+EXIT_BROKEN_PIPE = ExitCode.BROKEN_PIPE
 
 
 class UserError(Exception):

@@ -439,3 +439,37 @@ def test_a_huge_metric_parameter_gives_a_short_message(cli: Cli, files: Path,
     r = cli("compare", str(files / "preds.csv"), str(files / "truth.csv"), "-m", metric)
     assert_user_error(r, r"parameter", r"more characters")
     assert len(r.stderr) < 1000, len(r.stderr)
+
+
+# --------------------------------------------------------------------------- exit codes
+
+def test_a_closed_stdout_is_141_not_a_failed_gate() -> None:
+    """``evalcli ... | head``: Rich alone would exit 1, which reads as a failed gate."""
+    for args in (["metrics"], ["run", "configs/ranking-quickstart.yaml", "-f", "json"]):
+        p = subprocess.Popen([sys.executable, "-m", "evalcli", *args], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, cwd=Path(__file__).parent.parent)
+        assert p.stdout is not None and p.stderr is not None
+        p.stdout.close()
+        err = p.stderr.read().decode()
+        assert p.wait(timeout=120) == 141, (args, err)
+        assert "Traceback" not in err
+
+
+def test_a_usage_error_echoes_a_clipped_value(cli: Cli, files: Path) -> None:
+    r = cli("compare", str(files / "preds.csv"), "--format", "p" * 100_000)
+    assert r.exit_code == 2
+    assert len(r.stderr) < 2000 and "more characters" in r.stderr
+
+
+@pytest.mark.parametrize(("args", "code"), [
+    (["compare", "sample_data/binary_predictions.csv", "sample_data/binary_truth.csv",
+      "-m", "auroc", "--gate", "auroc>=0.999", "-q"], 1),
+    (["compare", "sample_data/binary_predictions.csv", "sample_data/binary_truth.csv",
+      "-m", "auroc", "--gate", "auroc>=0.9", "-q"], 0),
+    (["compare", "nope.csv"], 2),
+    (["--version"], 0),
+])
+def test_exit_codes_of_a_real_process(args: list[str], code: int) -> None:
+    p = subprocess.run([sys.executable, "-m", "evalcli", *args], capture_output=True,
+                       text=True, cwd=Path(__file__).parent.parent, timeout=120)
+    assert p.returncode == code, (p.returncode, p.stderr)

@@ -7,20 +7,52 @@ and ``evalcli --version`` stay instant.
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from evalcli._version import __version__
 from evalcli.cli import compare, diff, metrics, run, schema, validate
+from evalcli.cli.common import _click_exception
+
+
+class _Group(TyperGroup):
+    """The app's command group: a usage error (a bad option value) echoes at most a few hundred
+    characters of what was typed, like every other message; a closed stdout (``| head``) ends
+    the run quietly."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        standalone = kwargs.pop("standalone_mode", True)
+        try:
+            # not standalone, Typer returns an Exit's code instead of exiting with it
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except _click_exception() as exc:
+            if not standalone:
+                raise
+            from evalcli.errors import clip
+
+            exc.message = clip(exc.message, 300)
+            exc.show()
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            if not standalone:
+                raise
+            sys.stderr.write("aborted\n")
+            sys.exit(130)
+        if standalone:
+            sys.exit(code if isinstance(code, int) else 0)
+        return code
+
 
 app = typer.Typer(
     name="evalcli",
+    cls=_Group,
     help=(
         "Evaluate a model's predictions against ground truth from files: binary, multiclass, "
         "multilabel, ranking and regression metrics, with gates for CI.\n\n"
         "Exit codes: 0 all gates passed, 1 a gate failed, 2 bad usage, config or input, "
-        "3 an internal error (a bug in evalcli), 130 interrupted."
+        "3 an internal error (a bug in evalcli), 130 interrupted, 141 stdout closed early."
     ),
     no_args_is_help=True,
     rich_markup_mode="rich",

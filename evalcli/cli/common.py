@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
-from evalcli.errors import EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED, UserError
+from evalcli.errors import (
+    EXIT_BROKEN_PIPE,
+    EXIT_ERROR,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    UserError,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -47,7 +53,22 @@ def say(text: str, style: str | None = None) -> None:
 def stdout() -> Console:
     from rich.console import Console
 
-    return Console(no_color="NO_COLOR" in os.environ, highlight=False)
+    class StdoutConsole(Console):
+        def on_broken_pipe(self) -> None:  # Rich would exit 1, which means "a gate failed"
+            raise BrokenPipeError
+
+    return StdoutConsole(no_color="NO_COLOR" in os.environ, highlight=False)
+
+
+def _stdout_closed() -> typer.Exit:
+    """The reader of stdout went away (``evalcli ... | head``): stop quietly with 141, as a
+    program killed by SIGPIPE does (never 1, which means a gate failed)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # nothing more to flush at exit
+    except (OSError, ValueError):
+        pass
+    return typer.Exit(EXIT_BROKEN_PIPE)
 
 
 def fail(message: str) -> typer.Exit:
@@ -87,6 +108,8 @@ def user_errors(fn: F) -> F:
         except KeyboardInterrupt:
             say("interrupted")
             raise typer.Exit(EXIT_INTERRUPTED) from None
+        except BrokenPipeError:
+            raise _stdout_closed() from None
         except _PASS_THROUGH:
             raise
         except BaseException as exc:  # anything else is a bug: say so, exit 3
