@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,3 +40,24 @@ def cli() -> Callable[..., CliResult]:
 def _no_color(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NO_COLOR", "1")
     os.environ.setdefault("COLUMNS", "200")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _temporary_files_stay_in_the_session(tmp_path_factory: pytest.TempPathFactory
+                                         ) -> Iterator[None]:
+    """Temporary files of evalcli itself (the traceback of an internal error, exit 3) go to
+    the session's folder, in this process and in the processes the tests start."""
+    import tempfile
+
+    folder = tmp_path_factory.mktemp("tmp")
+    saved = tempfile.tempdir, os.environ.get("TMPDIR")
+    tempfile.tempdir = str(folder)
+    os.environ["TMPDIR"] = str(folder)
+    try:
+        yield
+    finally:
+        tempfile.tempdir = saved[0]
+        if saved[1] is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved[1]
