@@ -25,8 +25,13 @@ it; :func:`require_pyspark` turns its absence into a clear error.
 
 from __future__ import annotations
 
+import contextlib
 import io
+import os
+import re
+import socket
 import sys
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -68,6 +73,13 @@ PARTS = "part string, data binary"
 """What each partition returns: named partial results, each a Polars frame as Arrow IPC."""
 SESSION_DEFAULTS = {"spark.ui.showConsoleProgress": "false"}
 """Settings of a session evalcli starts itself, unless ``spark.conf`` sets them."""
+PYTHON_KEYS = {"spark.pyspark.python": "PYSPARK_PYTHON",
+               "spark.pyspark.driver.python": "PYSPARK_DRIVER_PYTHON"}
+"""Spark's settings of the workers' and the driver's Python, and the environment variables
+PySpark actually reads (when the SparkContext starts) unless launched by spark-submit."""
+QUIET_LOGGERS = ("org.apache.spark.executor.Executor", "org.apache.spark.scheduler.TaskSetManager")
+"""Loggers that print a failed task's whole traceback (the executor's in local mode, the
+driver's "Lost task"): evalcli reports the failure itself, as one message."""
 PLUGIN_PREFIX = "evalcli_local_plugin_"
 """Module-name prefix of plugin files (see registry.load_plugin_path): shipped by value."""
 
@@ -100,8 +112,87 @@ def _conf_value(v: object) -> str:
     return str(v).lower() if isinstance(v, bool) else str(v)
 
 
+def _local(master: str) -> bool:
+    """Whether the executors run here: ``local``, ``local[4]``, ``local-cluster[...]``."""
+    return master == "local" or master.startswith(("local[", "local-cluster["))
+
+
+def python_settings(settings: SparkSettings, environ: Mapping[str, str]
+                    ) -> tuple[dict[str, str], dict[str, str]]:
+    """The Spark settings and environment variables that choose the executors' Python.
+
+    PySpark reads ``PYSPARK_PYTHON`` when the SparkContext starts and ignores
+    ``spark.pyspark.python`` unless spark-submit launched the process, so a
+    ``spark.pyspark.python`` (or ``spark.pyspark.driver.python``) of the config is also set as
+    that variable. In local mode the workers run evalcli's own interpreter (``sys.executable``:
+    the venv or pipx environment evalcli runs from, not a ``python3`` from PATH that may lack
+    evalcli) unless the user chose one with ``PYSPARK_PYTHON`` or ``spark.pyspark.python``.
+    """
+    conf = {key: _conf_value(v) for key, v in {**SESSION_DEFAULTS, **settings.conf}.items()}
+    env = {var: conf[key] for key, var in PYTHON_KEYS.items() if conf.get(key)}
+    if ("PYSPARK_PYTHON" not in env and not environ.get("PYSPARK_PYTHON")
+            and _local(settings.master) and sys.executable):
+        conf["spark.pyspark.python"] = env["PYSPARK_PYTHON"] = sys.executable
+    return conf, env
+
+
+@contextlib.contextmanager
+def _environ(values: Mapping[str, str]) -> Iterator[None]:
+    """The process environment with ``values`` set, restored afterwards (the Python API may
+    start several sessions in one process)."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """Without pyspark's warning about the installed pandas version, which evalcli's use of
+    pandas (none on the hot path: Arrow in, Arrow out) does not concern."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas",
+                                category=FutureWarning)
+        yield
+
+
+def _check_master(master: str) -> None:
+    """A standalone master (``spark://host:port[,host2:port2]``) must answer before Spark starts:
+    otherwise Spark retries for a minute and ends with no clear error."""
+    if not master.startswith("spark://"):
+        return
+    reasons = []
+    for hostport in master.removeprefix("spark://").split(","):
+        host, _, port = hostport.strip().rpartition(":")
+        if not host or not port.isdigit():
+            raise ConfigError(f"spark.master '{master}' is not a valid standalone master URL",
+                              hint="write it as spark://HOST:PORT (the master's port, often "
+                              "7077), e.g. spark://spark-master:7077")
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=5):
+                return
+        except OSError as exc:
+            reasons.append(f"{host}:{port}: {exc.strerror or exc}")
+    raise ConfigError(
+        f"cannot connect to the Spark master {master} ({'; '.join(reasons)})",
+        hint="check spark.master in the config (the master's host and port, often 7077), that "
+        "the master is running, and that this machine can reach it",
+    )
+
+
 def session(settings: SparkSettings) -> SparkSession:
-    """The active SparkSession (evalcli inside a Spark application), or a new one."""
+    """The active SparkSession (evalcli inside a Spark application), or a new one.
+
+    A session evalcli starts runs the Python workers with the interpreter
+    :func:`python_settings` chooses, and logs only errors (unless ``spark.conf`` sets
+    ``spark.log.level``), without the tracebacks of failed tasks, which evalcli reports itself.
+    """
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
@@ -113,19 +204,36 @@ def session(settings: SparkSettings) -> SparkSession:
             hint="call evalcli from inside a Spark application (after "
             "SparkSession.builder.getOrCreate()), or set 'spark: {attach: auto}' to start one",
         )
+    _check_master(settings.master)
+    conf, env = python_settings(settings, os.environ)
     builder = SparkSession.builder.master(settings.master).appName(settings.app_name)
-    for key, value in {**SESSION_DEFAULTS, **settings.conf}.items():
-        builder = builder.config(key, _conf_value(value))
+    for key, value in conf.items():
+        builder = builder.config(key, value)
     try:
-        spark = builder.getOrCreate()
+        with _environ(env), _quiet():
+            spark = builder.getOrCreate()
     except Exception as exc:  # the JVM did not start: Java missing, bad master URL, ...
-        raise ConfigError(
-            f"Spark could not start (master {settings.master}): {_first_line(exc)}",
-            hint="Spark needs Java 17 or newer (install e.g. openjdk-17-jre-headless, or set "
-            "JAVA_HOME); check spark.master and spark.conf in the config",
-        ) from None
-    spark.sparkContext.setLogLevel("ERROR")
+        text = _first_line(exc)
+        if "master url" in text.lower():
+            hint = ("spark.master must be local[*], local[N], spark://HOST:PORT, yarn or "
+                    "k8s://https://HOST:PORT")
+        else:
+            hint = ("Spark needs Java 17 or newer (install e.g. openjdk-17-jre-headless, or set "
+                    "JAVA_HOME); check spark.master and spark.conf in the config")
+        raise ConfigError(f"Spark could not start (master {settings.master}): {text}",
+                          hint=hint) from None
+    if "spark.log.level" not in settings.conf:  # else the user's level, set by Spark
+        spark.sparkContext.setLogLevel("ERROR")
+        _silence(spark, QUIET_LOGGERS)
     return spark
+
+
+def _silence(spark: SparkSession, loggers: Iterable[str]) -> None:
+    """Turn the JVM's ``loggers`` off (best effort: the logging backend may differ)."""
+    with contextlib.suppress(Exception):  # quieter logs are a nicety, never a failure
+        log4j = spark.sparkContext._jvm.org.apache.logging.log4j  # type: ignore[union-attr]
+        for name in loggers:
+            log4j.core.config.Configurator.setLevel(name, log4j.Level.OFF)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -516,14 +624,66 @@ def _spark_failure(exc: Exception) -> UserError:
                           "file or row)")
 
 
+def _worker_setup_failure(exc: Exception, python: str, master: str) -> ConfigError | None:
+    """The executors' Python cannot run evalcli (evalcli or a dependency missing, another
+    Python version, no such program): one message naming that Python (``python``, what the
+    SparkContext told the executors to run) and the fix; None for any other failure."""
+    from evalcli import __version__
+
+    text = str(exc)
+    local = _local(master)
+    named = python if os.sep in python else f"{python}, the first on the executors' PATH"
+    where = f"the Spark {'workers' if local else 'executors'}' Python ({named})"
+    install = f"'evalcli[spark]=={__version__}'"
+    if local:
+        choose = (f"or leave the workers' Python to evalcli (unset PYSPARK_PYTHON and "
+                  f"spark.pyspark.python: the workers then run {sys.executable})")
+    else:
+        choose = ("or run the executors with a Python that has it: set 'spark: {conf: "
+                  "{spark.pyspark.python: /path/to/python}}' in the config (a path valid on "
+                  "every node) or the PYSPARK_PYTHON environment variable")
+    everywhere = "" if local else " on every Spark worker"
+    missing = re.search(r"ModuleNotFoundError: No module named '([\w.]+)'", text)
+    package = re.search(r"(\w+) >= [\w.]+ must be installed; however, it was not found", text)
+    found = missing or package
+    if found:
+        module = found.group(1).split(".")[0] if missing else found.group(1).lower()
+        extra = "" if module == "evalcli" else \
+            " (it brings evalcli's dependencies; a plugin's package must be installed too)"
+        return ConfigError(f"{where} cannot import {module}",
+                           hint=f"with that Python, pip install {install}{everywhere}{extra}; "
+                           + choose)
+    versions = re.search(r"different version:? ([\d.]+) than that in driver:? ([\d.]+)", text)
+    if versions or "PYTHON_VERSION_MISMATCH" in text:
+        said = (f" is Python {versions.group(1)} and evalcli runs on Python {versions.group(2)}"
+                if versions else " is not evalcli's Python version")
+        return ConfigError(f"{where}{said}: Spark needs the same minor version on both sides",
+                           hint=f"use a Python {sys.version_info[0]}.{sys.version_info[1]} with "
+                           f"pip install {install}{everywhere}; " + choose)
+    absent = re.search(r'Cannot run program "([^"]+)"(?:[^\n]*?error=\d+, ([^\n)]+))?', text)
+    if absent and (absent.group(1) == python
+                   or os.path.basename(absent.group(1)).startswith("python")):
+        reason = f" ({absent.group(2).strip()})" if absent.group(2) else ""
+        return ConfigError(f"the Spark {'workers' if local else 'executors'} cannot run "
+                           f"Python {absent.group(1)}{reason}",
+                           hint=f"install a Python with pip install {install} at that path"
+                           f"{everywhere}, " + choose)
+    return None
+
+
 def collect_parts(df: DataFrame, job: PartitionJob) -> dict[str, list[pl.DataFrame]]:
     """Run the job on every partition; the partial results by name."""
     _ship_plugins()
     try:
-        table = df.mapInArrow(job, PARTS).toArrow()
+        with _quiet():
+            table = df.mapInArrow(job, PARTS).toArrow()
     except UserError:
         raise
     except Exception as exc:
+        sc = df.sparkSession.sparkContext
+        setup = _worker_setup_failure(exc, str(sc.pythonExec), str(sc.master))
+        if setup is not None:
+            raise setup from None
         if "PythonException" in type(exc).__name__ and "evalcli.errors." not in str(exc):
             raise
         raise _spark_failure(exc) from None
