@@ -355,6 +355,7 @@ def test_plugin_metric_runs_on_the_executors(spark, tmp_path):
     pred, truth = binary_frames(14, 120)
     cfg = {"task": "binary", "predictions": write(pred, tmp_path, "p"),
            "truth": write(truth, tmp_path, "t"), "plugins": [str(plugin)],
+           "columns": {"weight": "weight"},  # optional roles are opt-in
            "metrics": ["mean_score", "auroc"], "group_by": ["region"]}
     got = same(cfg, tmp_path)
     both = pred.join(truth, on="id")
@@ -485,6 +486,7 @@ def test_api_inside_a_spark_application(spark, tmp_path):
     df = regression_frame(31, 120)
     path = write(df, tmp_path, "d")
     result = evalcli.evaluate({"task": "regression", "predictions": path, "metrics": ["mae"],
+                               "columns": {"weight": "weight"},  # optional roles are opt-in
                                "engine": "spark", "spark": {"attach": "required"}})
     assert result.engine == "spark"
     want = float((df["label"] - df["prediction"]).abs().dot(df["weight"]) / df["weight"].sum())
