@@ -46,6 +46,7 @@ from evalcli.engine.polars_engine import (
     _nothing_left,
     row_checks,
     run_context,
+    seen_values,
     values,
 )
 from evalcli.errors import ConfigError, InputDataError, UserError
@@ -506,7 +507,11 @@ class PartitionJob:
                     lazy[f"first:null:{role}"] = _first_rows(
                         a.lf.filter(_bad_null(a, role)), a.ids, role)
         for name, c in checks.items():
-            if counts[f"check:{name}"]:
+            if c.require_some:  # this part has no row meeting it: the values it has instead
+                if not counts[f"check:{name}"]:
+                    lazy[f"values:check:{name}"] = a.lf.select(
+                        pl.col(c.column).unique().sort(nulls_last=True).head(21))
+            elif counts[f"check:{name}"]:
                 lazy[f"first:check:{name}"] = _first_rows(a.lf.filter(c.violation()), a.ids,
                                                           c.column)
         if not lazy:
@@ -777,7 +782,14 @@ def verdict(a: Aligned, plan: Plan, parts: Mapping[str, list[pl.DataFrame]]) -> 
             )
     for name, check in checks.items():
         n = c[f"check:{name}"]
-        if n:
+        if check.require_some and n == 0 and c["kept"]:
+            seen = _concat(parts[f"values:check:{name}"]) if f"values:check:{name}" in parts \
+                else pl.DataFrame({check.column: []})
+            raise InputDataError(
+                f"{a.role_file.get(check.column, '')}: {check.message}; "
+                f"{seen_values(seen, check.column, a.columns.get(check.column, check.column))}",
+                hint=check.hint)
+        if n and not check.require_some:
             where = _where(a, _first(parts, f"first:check:{name}", a.ids), check.column)
             raise InputDataError(
                 f"{a.role_file.get(check.column, '')}: {check.message}: {n} row(s), {where}",
@@ -869,6 +881,7 @@ def run_spark(plan: Plan, a: Aligned, si: SparkInputs, extra: dict[str, Any] | N
     if extra is not None:
         extra.update({key: overall[key] for key in extra})
     results = values(plan, overall, ctx)
-    segs = [SegmentResult(key, rows, values(plan, st, ctx)) for key, rows, st in segments]
+    segs = [SegmentResult(key, rows, values(plan, st, ctx, segment=True))
+            for key, rows, st in segments]
     return results, segs, alignment, "spark"
 
