@@ -491,3 +491,43 @@ def test_api_inside_a_spark_application(spark, tmp_path):
     assert result.engine == "spark"
     want = float((df["label"] - df["prediction"]).abs().dot(df["weight"]) / df["weight"].sum())
     assert result.values()["mae"] == pytest.approx(want, rel=1e-12)
+
+
+# --------------------------------------------------------------------------- issue 19 (trust)
+
+def test_a_positive_class_matching_no_label_is_the_same_error(spark: Any, tmp_path: Path
+                                                              ) -> None:
+    from evalcli.errors import InputDataError
+
+    pred = pl.DataFrame({"id": [1, 2, 3, 4], "score": [0.9, 0.2, 0.6, 0.4]})
+    truth = pl.DataFrame({"id": [1, 2, 3, 4], "label": ["yes", "no", "no", "yes"]})
+    cfg = {"task": "binary", "predictions": write(pred, tmp_path, "p"),
+           "truth": write(truth, tmp_path, "t"), "metrics": ["accuracy"],
+           "options": {"positive": "Yes"}}
+    messages = []
+    for engine in ("polars", "spark"):
+        with pytest.raises(InputDataError, match="matches no value of the label column") as e:
+            run(cfg, tmp_path, engine)
+        messages.append(str(e.value))
+    assert messages[0] == messages[1] and "'no', 'yes'" in messages[1]
+    ok = {**cfg, "options": {"positive": "yes"}}
+    close(run(ok, tmp_path, "polars").to_dict()["metrics"],
+          run(ok, tmp_path, "spark").to_dict()["metrics"])
+
+
+def test_a_label_parameter_naming_no_class_is_the_same_error(spark: Any, tmp_path: Path
+                                                             ) -> None:
+    from evalcli.errors import MetricError
+
+    df = pl.DataFrame({"id": [1, 2, 3, 4], "label": ["cat", "dog", "bird", "dog"],
+                       "prediction": ["cat", "cat", "bird", "dog"], "g": ["a", "a", "b", "b"]})
+    cfg = {"task": "multiclass", "predictions": write(df, tmp_path, "mc"),
+           "metrics": ["recall[label=cta]"]}
+    for engine in ("polars", "spark"):
+        with pytest.raises(MetricError, match="Did you mean 'cat'"):
+            run(cfg, tmp_path, engine)
+    seg = {**cfg, "metrics": ["recall[label=bird]"], "group_by": ["g"]}
+    a, b = (run(seg, tmp_path, e).to_dict() for e in ("polars", "spark"))
+    close(a["segments"], b["segments"])
+    assert {s["key"]["g"]: s["metrics"][0]["value"] for s in b["segments"]} == {"a": 0.0,
+                                                                                 "b": 1.0}
