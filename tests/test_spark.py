@@ -531,3 +531,15 @@ def test_a_label_parameter_naming_no_class_is_the_same_error(spark: Any, tmp_pat
     close(a["segments"], b["segments"])
     assert {s["key"]["g"]: s["metrics"][0]["value"] for s in b["segments"]} == {"a": 0.0,
                                                                                  "b": 1.0}
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "cp1252"])
+def test_a_csv_in_another_encoding_reads_the_same(spark: Any, tmp_path: Path,
+                                                  encoding: str) -> None:
+    text = "id,label,score,city\n1,1,0.9,Málaga\n2,0,0.2,Zürich\n3,1,0.6,Málaga\n4,0,0.4,Köln\n"
+    (tmp_path / "d.csv").write_bytes(text.encode(encoding))
+    cfg = {"task": "binary", "predictions": {"path": "d.csv", "encoding": encoding},
+           "metrics": ["accuracy", "auroc"], "group_by": ["city"]}
+    a, b = (run(cfg, tmp_path, e).to_dict() for e in ("polars", "spark"))
+    close(a["metrics"], b["metrics"])
+    assert [s["key"]["city"] for s in b["segments"]] == ["Köln", "Málaga", "Zürich"]

@@ -26,15 +26,16 @@ class _Group(TyperGroup):
         standalone = kwargs.pop("standalone_mode", True)
         try:
             # not standalone, Typer returns an Exit's code instead of exiting with it
-            code = super().main(*args, standalone_mode=False, **kwargs)
+            code = super().main(*args, **{**kwargs, "standalone_mode": False})
         except _click_exception() as exc:
             if not standalone:
                 raise
             from evalcli.errors import clip
 
-            exc.message = clip(exc.message, 300)
-            exc.show()
-            sys.exit(exc.exit_code)
+            usage: Any = exc  # Click's UsageError: message, show(), exit_code
+            usage.message = clip(usage.message, 300)
+            usage.show()
+            sys.exit(usage.exit_code)
         except typer.Abort:
             if not standalone:
                 raise

@@ -51,7 +51,7 @@ from evalcli.engine.polars_engine import (
 )
 from evalcli.errors import ConfigError, InputDataError, UserError
 from evalcli.io import Source
-from evalcli.io.readers import _exists, detect_format, scan
+from evalcli.io.readers import check_source, detect_format, scan
 from evalcli.metrics.base import AggStat, FrameStat, Stat
 from evalcli.metrics.stats import combine_columns
 from evalcli.metrics.task import TaskInput
@@ -251,23 +251,45 @@ def _col(name: str) -> Column:
     return F.col("`" + name.replace("`", "``") + "`")
 
 
+SPARK_CHARSETS = {"iso8859-1": "iso-8859-1", "ascii": "us-ascii", "utf-16": "utf-16",
+                  "utf-16-be": "utf-16be", "utf-16-le": "utf-16le", "utf-32": "utf-32"}
+"""Python codec name -> the charsets Spark 4's CSV and JSON readers accept."""
+
+
+def _charset(source: Source) -> str | None:
+    """The Spark charset of ``source.encoding`` ('' for UTF-8 and utf8-lossy, which Spark reads
+    as UTF-8 with bad bytes as U+FFFD), or None when Spark cannot decode it."""
+    import codecs
+
+    enc = (source.encoding or "utf-8").strip().lower()
+    if enc in ("utf8-lossy", "utf-8-lossy"):
+        return ""
+    try:
+        name = codecs.lookup(enc).name
+    except LookupError:
+        return None  # evalcli's reader says which names it knows
+    return "" if name == "utf-8" else SPARK_CHARSETS.get(name)
+
+
 def read(spark: SparkSession, source: Source) -> DataFrame:
     """A Spark DataFrame over ``source``, read the way the Polars readers read it.
 
     Parquet, CSV/TSV and JSONL are read by Spark (local paths, globs, directories with hive
-    partitions, or any URI Spark reads); other formats (TREC) and in-memory frames are read by
-    evalcli on the driver and handed to Spark.
+    partitions, or any URI Spark reads); other formats (TREC), text in an encoding Spark cannot
+    decode (cp1252, ...) and in-memory frames are read by evalcli on the driver and handed to
+    Spark.
     """
     if source.frame is not None:
         return spark.createDataFrame(source.frame.collect().to_arrow())
     remote = "://" in source.path
     if not remote:
-        _exists(source.path)
+        check_source(source)  # the Polars readers' checks: duplicate headers, bytes, encoding
     fmt = source.format or detect_format(source.path)[0]
     try:
         if fmt == "parquet":
             df = spark.read.parquet(source.path)
-        elif fmt in ("csv", "tsv") and len(source.null_values or ()) <= 1:
+        elif fmt in ("csv", "tsv") and len(source.null_values or ()) <= 1 \
+                and _charset(source) is not None:
             options = {
                 "header": _conf_value(source.has_header),
                 "sep": source.separator or ("\t" if fmt == "tsv" else ","),
@@ -276,11 +298,16 @@ def read(spark: SparkSession, source: Source) -> DataFrame:
             }
             if source.null_values:
                 options["nullValue"] = source.null_values[0]
+            if _charset(source):
+                options["encoding"] = str(_charset(source))
             df = spark.read.options(**options).csv(source.path)
             if not source.has_header:  # Polars' names for headerless files
                 df = df.toDF(*(f"column_{i + 1}" for i in range(len(df.columns))))
-        elif fmt == "jsonl":
-            df = spark.read.options(mode="FAILFAST").json(source.path)
+        elif fmt == "jsonl" and _charset(source) is not None:
+            json_options = {"mode": "FAILFAST"}
+            if _charset(source):
+                json_options["encoding"] = str(_charset(source))
+            df = spark.read.options(**json_options).json(source.path)
         elif remote:
             raise InputDataError(
                 f"{source.path}: engine spark reads {fmt} files from local paths only",
