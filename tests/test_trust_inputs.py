@@ -331,3 +331,116 @@ def test_echoes_of_the_input_are_capped(cli: Cli, tmp_path: Path) -> None:
     t = write(tmp_path, "t.csv", TRUTH)
     flat = assert_user_error(cli("compare", p, t), r"p\.csv")
     assert len(flat) < 1200, flat
+
+
+# ================================================================== second round: the battery's
+# findings (issue 19): each ends as exit 2 with one message (file, column, line or key, fix)
+
+# ------------------------------------------------------------------ CR-only line endings
+
+CR_PREDS = "id,score\r1,0.9\r2,0.2\r3,0.6\r4,0.4\r"
+
+
+@pytest.mark.parametrize("name,data,fix", [
+    ("p.csv", CR_PREDS.encode(), r"tr '\\r' '\\n' < p\.csv"),
+    ("p.csv.gz", gzip.compress(CR_PREDS.encode()), r"gunzip -c p\.csv\.gz \| tr '\\r' '\\n'"),
+    ("p.jsonl", b'{"id": 1, "score": 0.9}\r{"id": 2, "score": 0.2}\r', r"tr '\\r' '\\n'"),
+])
+def test_cr_only_line_endings_say_so_and_how_to_convert(cli: Cli, tmp_path: Path, name: str,
+                                                        data: bytes, fix: str) -> None:
+    p = write(tmp_path, name, data)
+    t = write(tmp_path, "t.csv", TRUTH)
+    assert_user_error(cli("compare", p, t), re.escape(name), r"line 1", r"carriage return",
+                      r"\(CR", fix)
+
+
+def test_cr_only_line_endings_of_a_trec_file_and_of_one_file(cli: Cli, tmp_path: Path) -> None:
+    q = write(tmp_path, "t.qrels", "q1 0 d1 1\rq1 0 d2 0\r")
+    r = write(tmp_path, "p.run", "q1 Q0 d1 1 2.0 x\nq1 Q0 d2 2 1.0 x\n")
+    assert_user_error(cli("compare", r, q), r"t\.qrels", r"carriage return")
+    one = write(tmp_path, "one.csv", "label,score\r1,0.9\r0,0.2\r")
+    assert_user_error(cli("compare", one), r"one\.csv", r"carriage return")
+    from evalcli.io.readers import check_source
+
+    with pytest.raises(InputDataError, match=r"carriage return"):
+        check_source(Source(one))
+
+
+def test_crs_that_are_not_line_endings_still_read(tmp_path: Path) -> None:
+    # CRLF, a CR inside a quoted header name, a CR between the tokens of a JSON record
+    assert scan(Source(write(tmp_path, "a.csv", PREDS.replace("\n", "\r\n")))).collect() \
+        .height == 4
+    df = scan(Source(write(tmp_path, "b.csv", '"a\rb",score\n1,2\n'))).collect()
+    assert df.columns == ["a\rb", "score"]
+    df = scan(Source(write(tmp_path, "c.jsonl", '{"id": 1,\r "score": 0.9}\n{"id": 2, '
+                                                '"score": 0.2}\n'))).collect()
+    assert df["score"].to_list() == [0.9, 0.2]
+
+
+# ------------------------------------------------------------------ magic bytes, long paths
+
+@pytest.mark.parametrize("data", [b"(\xb5/\xfd", b"(\xb5/\xfd" + b"\x00" * 40])
+def test_a_csv_holding_the_zstd_magic_bytes_is_one_message(cli: Cli, tmp_path: Path,
+                                                             data: bytes) -> None:
+    p = write(tmp_path, "p.csv", data)
+    t = write(tmp_path, "t.csv", TRUTH)
+    for args in (("compare", p, t), ("compare", p)):
+        assert_user_error(cli(*args), r"p\.csv", r"zstd", r"magic bytes", r"truncated or "
+                          r"corrupt")
+
+
+def test_a_path_too_long_for_the_system_is_one_short_message(cli: Cli, tmp_path: Path) -> None:
+    long = "p" * 2000 + ".csv"
+    write(tmp_path, "t.csv", TRUTH)
+    cfg = write(tmp_path, "c.yaml", f"task: binary\npredictions: {long}\ntruth: t.csv\n")
+    for args in (("run", cfg), ("validate", cfg), ("compare", str(tmp_path / long),
+                                                   str(tmp_path / "t.csv"))):
+        flat = assert_user_error(cli(*args), r"too long", r"p\.csv", r"2,0\d\d characters")
+        assert len(flat) < 800, flat
+    with pytest.raises(InputDataError, match=r"too long"):
+        scan(Source(str(tmp_path / ("q" * 300) / "p.csv")))
+
+
+# ------------------------------------------------------------------ lists mixed with text
+
+def test_a_jsonl_key_mixing_lists_and_single_values_names_the_lines(cli: Cli, tmp_path: Path
+                                                                    ) -> None:
+    write(tmp_path, "p.jsonl", '{"id": 1, "prediction": [1, 2]}\n{"id": 2, "prediction": "x"}\n')
+    write(tmp_path, "t.csv", "id,label\n1,politics\n2,sports\n")
+    cfg = write(tmp_path, "c.yaml", "task: multilabel\npredictions: p.jsonl\ntruth: t.csv\n")
+    assert_user_error(cli("run", cfg), r"p\.jsonl", r"'prediction'", r"line 2", r"line 1",
+                      r"list", r"fix: .*\[\"x\"\]")
+
+
+# ------------------------------------------------------------------ TREC fields
+
+@pytest.mark.parametrize("name,text,line,field", [
+    ("t.qrels", "q1 0 d1 1\nq1 0 d2 high\n", 2, r"field 4 \(relevance\) holds 'high'"),
+    ("p.run", "q1 Q0 d1 1 high t\nq1 Q0 d2 2 0.5 t\n", 1, r"field 5 \(score\) holds 'high'"),
+    ("p.run", "q1 Q0 d1 first 0.9 t\nq1 Q0 d2 2 0.5 t\n", 1,
+     r"field 4 \(rank\) holds 'first'"),
+    ("p.run", "".join(f"q1 Q0 d{i} {i} 0.9 t\n" for i in range(1, 81)) + "q1 Q0 d0 0.5 t\n",
+     81, r"5 fields, not 6"),
+])
+def test_a_bad_trec_line_is_named_by_file_line_field_and_value(
+        cli: Cli, tmp_path: Path, name: str, text: str, line: int, field: str) -> None:
+    files = {"p.run": "q1 Q0 d1 1 0.9 t\nq1 Q0 d2 2 0.5 t\n", "t.qrels": "q1 0 d1 1\n", name: text}
+    for n, content in files.items():
+        write(tmp_path, n, content)
+    flat = assert_user_error(cli("compare", str(tmp_path / "p.run"), str(tmp_path / "t.qrels")),
+                             re.escape(name), rf"line {line}\b", field, r"fix: ")
+    other = "t.qrels" if name == "p.run" else "p.run"
+    assert other not in flat and "'line'" not in flat and "column types" not in flat, flat
+
+
+# ------------------------------------------------------------------ JSON has no NaN
+
+@pytest.mark.parametrize("token,line", [("NaN", 3), ("Infinity", 3), ("-Infinity", 2000)])
+def test_a_jsonl_nan_names_the_line_and_says_null(cli: Cli, tmp_path: Path, token: str,
+                                                  line: int) -> None:
+    rows = [f'{{"id": {i}, "score": 0.5}}\n' for i in range(1, 2001)]
+    rows[line - 1] = f'{{"id": {line}, "score": {token}}}\n'
+    p = write(tmp_path, "p.jsonl", "".join(rows))
+    t = write(tmp_path, "t.csv", "id,label\n" + "".join(f"{i},{i % 2}\n" for i in range(1, 2001)))
+    assert_user_error(cli("compare", p, t), r"p\.jsonl", rf"line {line}\b", re.escape(token),
+                      r"JSON has no", r"null")

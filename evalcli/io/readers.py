@@ -14,7 +14,14 @@ What the head settles, without reading the data twice:
 - a CSV/TSV header: no column named twice (Polars would rename the second ``x_duplicated_0``),
   not one column that another separator would split (``id;score`` read with ``,``), and rows
   after it (a header alone is not data);
-- JSONL: no key twice in a record of the head (Polars would keep one value silently).
+- JSONL: no key twice in a record of the head (Polars would keep one value silently), no
+  NaN or Infinity (not JSON), and no key holding a list (or an object) on one line and a single
+  value on another (Polars would read every value of it as text);
+- line ends: a carriage return alone (old Mac line endings) is refused with the command that
+  converts the file (Polars ends lines at LF only: the file would read as one line).
+
+Every ``OSError`` while looking at an input path (a name too long for the system, a folder
+that cannot be listed) is one message naming the path, clipped.
 
 A bad byte or value beyond the head fails when the rows are read; :func:`explain_read_error`
 then turns Polars' words into the file, the line and the fix (reading the file again only on
@@ -27,6 +34,7 @@ import atexit
 import codecs
 import contextlib
 import csv
+import errno
 import glob as globlib
 import gzip
 import itertools
@@ -123,12 +131,56 @@ def _scan_trec(source: Source) -> pl.LazyFrame:
 EXTRA_READERS["trec"] = _scan_trec
 
 
+def clip_path(path: str, limit: int = 160) -> str:
+    """A path for a message: cut in the middle when long, keeping its end (the file's name
+    and extension), saying how long it is.
+
+    >>> clip_path("/data/" + "p" * 300 + ".csv", 40)
+    '/data/ppppppppppppppp…ppppppppppppppp.csv (310 characters)'
+    """
+    if len(path) <= limit:
+        return path
+    half = limit // 2
+    return f"{path[:half - 5]}…{path[-(half - 5):]} ({len(path):,} characters)"
+
+
+def path_error(path: str, exc: OSError | ValueError,
+               relative_to: str = "the config's folder") -> InputDataError:
+    """An ``OSError`` (or the ``ValueError`` of a NUL byte) met while looking at an input
+    path, as one message naming the path (clipped; never the exception's own echo of it)."""
+    shown = clip_path(path)
+    if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
+        return InputDataError(
+            f"{shown}: the path is too long for this system (a file or folder name may have "
+            "255 bytes at most)",
+            hint=f"check the path (relative paths start at {relative_to})")
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return InputDataError(f"cannot read {shown}: {clip(reason, 200)}",
+                          hint=f"check the path and its permissions (relative paths start at "
+                          f"{relative_to})")
+
+
+@contextlib.contextmanager
+def _looking_at(source: Source) -> Iterator[None]:
+    """Any OSError while looking at the source's path (too long for the system, a folder that
+    cannot be listed, a file that cannot be opened) as one message; and a NUL byte in it."""
+    try:
+        yield
+    except OSError as exc:
+        raise path_error(source.path, exc, source.relative_to) from None
+    except ValueError as exc:
+        if "null byte" not in str(exc):
+            raise
+        raise path_error(source.path, exc, source.relative_to) from None
+
+
 def _exists(path: str, relative_to: str = "the config's folder") -> None:
     if "://" in path:
         return
     if any(ch in path for ch in "*?["):
         if not globlib.glob(path, recursive=True):
-            raise InputDataError(f"no file matches {path}", hint="check the path or the pattern")
+            raise InputDataError(f"no file matches {clip_path(path)}",
+                                 hint="check the path or the pattern")
         return
     if not Path(path).exists():
         near = ""
@@ -138,11 +190,11 @@ def _exists(path: str, relative_to: str = "the config's folder") -> None:
 
             names = [c.name for c in parent.iterdir()]
             close = difflib.get_close_matches(Path(path).name, names, n=1)
-            near = f" Did you mean '{parent / close[0]}'?" if close else ""
-        raise InputDataError(f"file {path} does not exist.{near}",
+            near = f" Did you mean '{clip_path(str(parent / close[0]))}'?" if close else ""
+        raise InputDataError(f"file {clip_path(path)} does not exist.{near}",
                              hint=f"check the path (relative paths start at {relative_to})")
     if Path(path).is_dir() and not any(f.is_file() for f in Path(path).rglob("*")):
-        raise InputDataError(f"the folder {path} holds no files",
+        raise InputDataError(f"the folder {clip_path(path)} holds no files",
                              hint="point at a Parquet file, a glob such as data/*.parquet, or "
                              "a folder of Parquet files (hive partitions)")
 
@@ -252,11 +304,26 @@ def read_head(file: str, compression: str | None, size: int = _HEAD_BYTES) -> He
                 data += more
             complete = not fh.read(1)
     except (OSError, EOFError, zlib.error) as exc:
-        raise InputDataError(
-            f"{file}: the {compression or 'file'} data is truncated or corrupt ({exc})",
-            hint="write or download the file again",
-        ) from None
+        if compression is None and isinstance(exc, OSError):
+            raise path_error(file, exc) from None
+        raise _corrupt(file, compression or "gzip", str(exc)) from None
     return Head(data, complete)
+
+
+def _corrupt(file: str, compression: str, reason: str) -> InputDataError:
+    """A compressed file (told by its name, or by its magic bytes alone) that cannot be
+    decompressed."""
+    why = clip(reason.strip().splitlines()[0] if reason.strip() else "", 100)
+    if _COMPRESSED.get(Path(file).suffix.lower()) == compression:
+        return InputDataError(f"{file}: the {compression} data is truncated or corrupt ({why})",
+                              hint="write or download the file again")
+    magic = " ".join(f"{b:02X}" for b in _MAGIC[compression])
+    return InputDataError(
+        f"{file} starts with the {compression} magic bytes ({magic}), so it is read as "
+        f"{compression}-compressed, but the {compression} data is truncated or corrupt ({why})",
+        hint=f"if it is {compression}-compressed, write or download it again; if it is meant "
+        "to be plain text, its first bytes are wrong",
+    )
 
 
 def _zstd_head(file: str, size: int) -> Head:
@@ -272,9 +339,9 @@ def _zstd_head(file: str, size: int) -> Head:
             got, lossy = lines("utf8"), False
         except pl.exceptions.ComputeError:
             got, lossy = lines("utf8-lossy"), True
-    except pl.exceptions.PolarsError as exc:
-        raise InputDataError(f"{file}: the zstd data is truncated or corrupt ({_first(exc)})",
-                             hint="write or download the file again") from None
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        # Polars raises OSError ("incomplete frame") for a file cut inside a zstd frame
+        raise _corrupt(file, "zstd", _first(exc)) from None
     return Head("".join((line or "") + "\n" for line in got).encode(),
                 len(got) < lines_wanted, lossy=lossy)
 
@@ -321,6 +388,44 @@ def _check_utf8(source: Source, head: Head) -> None:
         raise _utf8_error(source, line, raw, head.data[exc.start:exc.end]) from None
 
 
+_LONE_CR = re.compile(rb"\r(?!\n)")
+_QUOTED = re.compile(rb'"(?:[^"]|"")*"')
+
+
+def _check_line_ends(source: Source, fmt: str, head: Head, compression: str | None) -> None:
+    """Old Mac line endings (a carriage return alone ends each line): Polars ends lines at LF
+    only, so such a file reads as one line (a CSV header naming every value). A CR inside a
+    quoted CSV field, or between the tokens of a JSON record, is no line end."""
+    first = head.data.split(b"\n", 1)[0].rstrip(b"\r")
+    if fmt in ("csv", "tsv"):
+        first = _QUOTED.sub(b"", first)
+    pieces = _LONE_CR.split(first)
+    if len(pieces) < 2:
+        return
+    if fmt == "jsonl":
+        try:
+            json.loads(first)
+            return  # one record, with CRs between its tokens
+        except ValueError:
+            pass
+        try:
+            json.loads(pieces[0])
+        except ValueError:
+            return  # not records ended by CRs: the JSON checks say what is wrong
+    name = clip(Path(source.path).name, 100)
+    fixed = re.sub(r"^([^.]*)", r"\1-lf", name, count=1)
+    convert = {
+        "gzip": f"gunzip -c {name} | tr '\\r' '\\n' | gzip > {fixed}",
+        "zstd": f"zstd -dc {name} | tr '\\r' '\\n' | zstd > {fixed}",
+    }.get(compression or "", f"tr '\\r' '\\n' < {name} > {fixed} (or mac2unix {name})")
+    raise InputDataError(
+        f"{source.path}: line 1 ends with a carriage return alone (CR, the old Mac line "
+        f"ending) before {_show(pieces[1])}; evalcli reads lines ended by LF or CRLF, so the "
+        "whole file would be one line",
+        hint=f"convert the line endings to LF: {convert}, and read the converted file",
+    )
+
+
 def _check_csv_head(source: Source, head: Head, sep: str) -> None:
     """Duplicated column names, a wrong separator, a header without rows."""
     text = head.data.decode("utf-8", "replace").removeprefix("\ufeff")
@@ -328,7 +433,10 @@ def _check_csv_head(source: Source, head: Head, sep: str) -> None:
     line = line.rstrip("\r")
     if not line.strip():
         return
-    names = next(csv.reader([line], delimiter=sep, quotechar='"'), [])
+    try:
+        names = next(csv.reader([line], delimiter=sep, quotechar='"'), [])
+    except csv.Error:  # a line Python's csv refuses (Polars reads it its own way)
+        names = line.split(sep)
     where: dict[str, list[int]] = {}
     for i, n in enumerate(names, 1):
         where.setdefault(n, []).append(i)
@@ -367,6 +475,30 @@ class _DuplicateKey(ValueError):
     pass
 
 
+class _NotJson(ValueError):
+    """NaN, Infinity or -Infinity: Python's json reads them, JSON (and Polars) does not."""
+
+
+def _no_constant(token: str) -> Any:
+    raise _NotJson(token)
+
+
+def _not_json(source: Source, line: int, token: str, raw: bytes) -> InputDataError:
+    return InputDataError(
+        f"{source.path}: line {line} holds {token}, which is not JSON (JSON has no NaN or "
+        f"Infinity): {_show(raw)}",
+        hint="write null for a missing value (Python: json.dumps(..., allow_nan=False) refuses "
+        "NaN; replace NaN by None first), or drop the row",
+    )
+
+
+def _kind(value: Any) -> str | None:
+    if value is None:
+        return None
+    return "a list" if isinstance(value, list) else "an object" if isinstance(value, dict) \
+        else "a single value"
+
+
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     seen: dict[str, Any] = {}
     for k, v in pairs:
@@ -377,24 +509,57 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _check_jsonl_head(source: Source, head: Head) -> None:
-    """No record of the head names a key twice (Polars keeps one of the values silently).
-    Syntax errors are left to Polars, whose failure :func:`explain_read_error` locates."""
+    """In the records of the head: no key named twice (Polars keeps one of the values
+    silently), no NaN or Infinity (not JSON), and no key holding a list or an object on one
+    line and a single value (or the other) on another: Polars reads every value of such a key
+    as its JSON text (``[1, 2]`` becomes one label). Other syntax errors are left to Polars,
+    whose failure :func:`explain_read_error` locates."""
     lines = head.data.split(b"\n")
     if not head.complete:
         lines = lines[:-1]  # cut by the head's size
+    first: dict[str, tuple[str, int, Any]] = {}  # key -> kind, line, value of its first value
     for i, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
         try:
-            json.loads(raw, object_pairs_hook=_no_duplicate_keys, strict=False)
+            record = json.loads(raw, object_pairs_hook=_no_duplicate_keys, strict=False,
+                                parse_constant=_no_constant)
         except _DuplicateKey as exc:
             raise InputDataError(
                 f"{source.path}: line {i} names the key '{clip(str(exc), 60)}' twice: "
                 f"{_show(raw)}",
                 hint="remove one of the two; evalcli does not guess which value is meant",
             ) from None
+        except _NotJson as exc:
+            raise _not_json(source, i, str(exc), raw) from None
         except ValueError:
             return
+        if not isinstance(record, dict):
+            return
+        for key, value in record.items():
+            kind = _kind(value)
+            if kind is None:
+                continue
+            seen = first.setdefault(key, (kind, i, value))
+            if seen[0] != kind:
+                raise _mixed_kinds(source, key, (kind, i, value), seen)
+
+
+def _mixed_kinds(source: Source, key: str, here: tuple[str, int, Any],
+                 before: tuple[str, int, Any]) -> InputDataError:
+    def shown(value: Any) -> str:
+        return clip(json.dumps(value, ensure_ascii=False), 60)
+
+    k = clip(key, 60)
+    single = next((v for kind, _, v in (here, before) if kind == "a single value"), "x")
+    example = clip(json.dumps([single], ensure_ascii=False), 60)
+    return InputDataError(
+        f"{source.path}: line {here[1]}: the key '{k}' holds {here[0]} ({shown(here[2])}), "
+        f"but on line {before[1]} it holds {before[0]} ({shown(before[2])}); Polars would read "
+        f"every value of '{k}' as text (a list as one label)",
+        hint=f"write every value of '{k}' the same way: all lists ({example} for one label) "
+        "or all single values",
+    )
 
 
 # --------------------------------------------------------------------------- encodings
@@ -485,7 +650,7 @@ def _prepare_text(source: Source, fmt: str) -> tuple[Source, bool]:
                 hint="re-encode the file(s) as UTF-8 (or use encoding: utf8-lossy for CSV)")
         return source, lossy
     compression = _check_compression(source, fmt, file)
-    read = source
+    read, named = source, compression
     if encoding != "utf-8" and not lossy:
         read = replace(source, path=_utf8_copy(source, file, compression, encoding),
                        encoding=None)
@@ -493,6 +658,7 @@ def _prepare_text(source: Source, fmt: str) -> tuple[Source, bool]:
     head = read_head(file, compression)
     if not lossy:
         _check_utf8(source, head)
+    _check_line_ends(source, fmt, head, named)
     if fmt in ("csv", "tsv") and source.has_header:
         _check_csv_head(source, head, _separator(source, fmt))
     elif fmt == "jsonl":
@@ -507,6 +673,11 @@ def check_source(source: Source) -> None:
     head only, no copy."""
     if source.frame is not None:
         return
+    with _looking_at(source):
+        _check_source(source)
+
+
+def _check_source(source: Source) -> None:
     _exists(source.path, source.relative_to)
     fmt = source.format or detect_format(source.path)[0]
     file = _first_file(source.path)
@@ -528,6 +699,11 @@ def scan(source: Source) -> pl.LazyFrame:
         if not source.frame.collect_schema():
             raise InputDataError(f"{source.path} has no columns")
         return source.frame
+    with _looking_at(source):
+        return _scan(source)
+
+
+def _scan(source: Source) -> pl.LazyFrame:
     _exists(source.path, source.relative_to)
     # a format named in the config wins, even when the extension says nothing (data.out)
     fmt = source.format or detect_format(source.path)[0]
@@ -640,6 +816,10 @@ def _explain_one(source: Source, fmt: str, file: str, text: str) -> InputDataErr
         return _locate_value(source, fmt, file, *m.groups())
     if fmt == "jsonl" and encoding == "utf-8" and _JSON_SYNTAX.search(text):
         return _locate_bad_json(source, file, compression)
+    if fmt == "trec":
+        from evalcli.io.trec import locate_bad_line
+
+        return locate_bad_line(source, file)
     return None
 
 
@@ -711,7 +891,9 @@ def _locate_bad_json(source: Source, file: str, compression: str | None
             if not raw.strip():
                 continue
             try:
-                json.loads(raw)
+                json.loads(raw, parse_constant=_no_constant)
+            except _NotJson as exc:
+                return _not_json(source, i, str(exc), raw)
             except ValueError as exc:
                 why = str(exc).split(": line")[0]
                 return InputDataError(

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import polars as pl
 
-from evalcli.errors import InputDataError
+from evalcli.errors import InputDataError, clip
 from evalcli.io.readers import Source, content_compression, read_head
 
 QRELS = ("query", "iteration", "item", "relevance")
@@ -65,14 +65,64 @@ def trec_kind(path: str) -> str:
     )
 
 
+def _lines(path: str) -> pl.LazyFrame:
+    """The file's lines, one row each (a blank line too: row i is line i)."""
+    return pl.scan_csv(
+        path, has_header=False, separator="\x1f", quote_char=None,
+        new_columns=["line"], schema_overrides={"line": pl.String}, comment_prefix=None,
+    )
+
+
+_LAYOUT = {"qrels": "query iteration doc relevance (an integer)",
+           "run": "query Q0 doc rank (an integer) score (a number) tag"}
+
+
+def locate_bad_line(source: Source, file: str) -> InputDataError | None:
+    """The first line of a qrels or run file that :func:`scan_trec` cannot read: a number
+    field that does not parse, or another number of fields than the first lines have. Reads
+    the file again: call it only when reading it failed."""
+    try:
+        kind = trec_kind(file)
+    except InputDataError:
+        return None
+    names = QRELS if kind == "qrels" else RUN
+    fields = pl.col("line").str.extract_all(r"\S+")
+    count = fields.list.len()
+    bad = [(count > 0) & (count != len(names))]
+    for i, name in enumerate(names):
+        if name in _INT or name in _FLOAT:
+            value = fields.list.get(i, null_on_oob=True)
+            typed = value.cast(pl.Int64 if name in _INT else pl.Float64, strict=False)
+            bad.append(value.is_not_null() & typed.is_null())
+    first = _lines(file).with_row_index("__line", offset=1).filter(pl.any_horizontal(bad)) \
+        .head(1).collect()
+    if not first.height:
+        return None
+    number, line = int(first.item(0, "__line")), str(first.item(0, "line"))
+    shown = clip(line.strip(), 120)
+    got = line.split()
+    fix = f"fix the line: a TREC {kind} line is '{_LAYOUT[kind]}'"
+    if len(got) != len(names):
+        return InputDataError(
+            f"{source.path}: line {number} has {len(got)} fields, not {len(names)} as the "
+            f"lines before it ({' '.join(names)}): {shown!r}", hint=fix)
+    for i, name in enumerate(names):
+        if name in _INT or name in _FLOAT:
+            try:
+                int(got[i]) if name in _INT else float(got[i])
+            except ValueError:
+                what = "an integer" if name in _INT else "a number"
+                return InputDataError(
+                    f"{source.path}: line {number}, field {i + 1} ({name}) holds "
+                    f"{clip(got[i], 60)!r}, which is not {what}: {shown!r}", hint=fix)
+    return None
+
+
 def scan_trec(source: Source) -> pl.LazyFrame:
     """A LazyFrame over a qrels or run file, with the ranking roles as column names."""
     kind = trec_kind(source.path)
     names = QRELS if kind == "qrels" else RUN
-    lines = pl.scan_csv(
-        source.path, has_header=False, separator="\x1f", quote_char=None,
-        new_columns=["line"], schema_overrides={"line": pl.String}, comment_prefix=None,
-    )
+    lines = _lines(source.path)
     fields = pl.col("line").str.extract_all(r"\S+")
     exprs = []
     for i, name in enumerate(names):
