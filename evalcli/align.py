@@ -13,9 +13,9 @@ from dataclasses import dataclass, field, replace
 
 import polars as pl
 
-from evalcli.errors import InputDataError, clip, did_you_mean
+from evalcli.errors import InputDataError, clip
 from evalcli.io import Source, scan
-from evalcli.metrics.task import Task
+from evalcli.metrics.task import Role, Task, shape_of, shape_words
 
 SEG = "seg:"
 
@@ -72,12 +72,65 @@ def _pick(role: str, configured: Mapping[str, str], names: Sequence[str]) -> str
     return col if col in names else None
 
 
+NAME_CHARS = 60
+"""How much of a column name a message echoes (a header may hold a 100 KB name)."""
+
+
+def listing(names: Sequence[str], limit: int = 20) -> str:
+    """Column names for a message: the first ``limit``, each clipped, the whole capped.
+
+    >>> listing(["id", "x" * 100])
+    'id, xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx… (40 more characters)'
+    """
+    shown = ", ".join(clip(n, NAME_CHARS) for n in names[:limit])
+    return clip(shown + (" ..." if len(names) > limit else ""), 800)
+
+
+def suggest(word: str, names: Sequence[str]) -> str:
+    """``" Did you mean 'x'?"`` for the name closest to ``word`` (compared on their first 200
+    characters, so that 100 KB names cost nothing and still match), clipped; or ``""``."""
+    import difflib
+
+    heads: dict[str, str] = {}
+    for n in names:
+        heads.setdefault(n[:200], n)
+    close = difflib.get_close_matches(word[:200], list(heads), n=1, cutoff=0.6)
+    return f" Did you mean '{clip(heads[close[0]], NAME_CHARS)}'?" if close else ""
+
+
 def _missing(file: str, role: str, col: str, names: Sequence[str]) -> InputDataError:
     return InputDataError(
-        f"{file}: no column '{col}' for the {role} role.{did_you_mean(col, names)} "
-        f"Columns in the file: {', '.join(names[:20])}{' ...' if len(names) > 20 else ''}.",
+        f"{file}: no column '{clip(col, NAME_CHARS)}' for the {role} role."
+        f"{suggest(col, names)} Columns in the file: {listing(names)}.",
         hint=f"name the column under 'columns: {{{role}: ...}}' in the config "
         f"(or --{role} on the command line)",
+    )
+
+
+def _check_shape(task: Task, role: str, file: str, col: str, lf: pl.LazyFrame,
+                 dtype: pl.DataType) -> None:
+    """The column's values are of a shape the task reads in this role (one value per row,
+    a list, a struct): decided from the schema, before any row is read. A JSON object where a
+    label is wanted would otherwise reach a cast that Polars cannot do (or panics on)."""
+    spec = next((r for r in task.roles if r.name == role), Role(role, ""))
+    if not spec.refuses(dtype):
+        return
+    where = ""
+    try:
+        first = lf.select(pl.col(col)).with_row_index("__row", offset=1) \
+            .filter(pl.col(col).is_not_null()).head(1).collect()
+        if first.height:
+            value = first.item(0, col)
+            value = value.to_list() if isinstance(value, pl.Series) else value
+            where = f", first at row {first.item(0, '__row')}: {clip(repr(value), 80)}"
+    except pl.exceptions.PolarsError:
+        pass
+    raise InputDataError(
+        f"{file}: column '{clip(col, NAME_CHARS)}' (the {role}) holds {shape_words(dtype)} "
+        f"({clip(str(dtype), 80)}){where}; a {task.name} {role} is {spec.wants()}",
+        hint=f"name another column for the {role} under 'columns:' in the config, or write "
+        f"{spec.wants()} in this one" + "".join(
+            f"; {say}" for shape, say in spec.elsewhere if shape == shape_of(dtype)),
     )
 
 
@@ -85,8 +138,9 @@ def align(task: Task, inputs: Inputs) -> Aligned:
     """Scan the inputs, find every role's column and build the (lazy) aligned frame."""
     pred_lf = scan(inputs.predictions)
     truth_lf = scan(inputs.truth) if inputs.truth is not None else None
-    pnames = list(pred_lf.collect_schema().names())
-    tnames = list(truth_lf.collect_schema().names()) if truth_lf is not None else []
+    pschema = pred_lf.collect_schema()
+    tschema = truth_lf.collect_schema() if truth_lf is not None else pl.Schema()
+    pnames, tnames = list(pschema.names()), list(tschema.names())
     pfile, tfile = inputs.predictions.path, inputs.truth.path if inputs.truth else None
 
     columns: dict[str, str] = {}
@@ -114,6 +168,8 @@ def align(task: Task, inputs: Inputs) -> Aligned:
             for names, file in ((pnames, pfile), (tnames, tfile)):
                 if col not in names:
                     raise _missing(str(file), role, col, names)
+            for file, side_lf, types in ((pfile, pred_lf, pschema), (tfile, truth_lf, tschema)):
+                _check_shape(task, role, str(file), col, side_lf, types[col])
             pick_p[role] = pick_t[role] = col
             columns[role] = col
             role_file[role] = f"{pfile} and {tfile}"
@@ -131,6 +187,10 @@ def align(task: Task, inputs: Inputs) -> Aligned:
             if configured or required:
                 raise _missing(str(where_file), role, col, where_names)
             continue
+        on_truth = target is pick_t
+        _check_shape(task, role, str(where_file), found,
+                     truth_lf if on_truth and truth_lf is not None else pred_lf,
+                     (tschema if on_truth else pschema)[found])
         target[role] = found
         columns[role] = found
         role_file[role] = str(where_file)
@@ -140,6 +200,7 @@ def align(task: Task, inputs: Inputs) -> Aligned:
         for c in cols:
             if c not in pnames:
                 raise _missing(str(pfile), role, c, pnames)
+            _check_shape(task, f"{role} column", str(pfile), c, pred_lf, pschema[c])
         pick_p.pop(role, None)
         columns[role] = ", ".join(cols)
         role_file[role] = str(pfile)
@@ -147,10 +208,12 @@ def align(task: Task, inputs: Inputs) -> Aligned:
     for group in task.requires_any:
         if not group & set(columns):
             options = " or ".join(sorted(group))
+            wanted_names = [inputs.columns.get(r, r) for r in sorted(group)]
+            looked = ", ".join(f"'{clip(n, NAME_CHARS)}'" for n in wanted_names)
+            near = next((s for n in wanted_names if (s := suggest(n, pnames))), "")
             raise InputDataError(
                 f"{pfile}: a {task.name} evaluation needs a {options} column, and none was "
-                f"found (looked for {', '.join(inputs.columns.get(r, r) for r in sorted(group))}). "
-                f"Columns: {', '.join(pnames[:20])}.",
+                f"found (looked for {looked}).{near} Columns: {listing(pnames)}.",
                 hint="name it under 'columns:' in the config (or --score/--prediction)",
             )
 
@@ -163,8 +226,8 @@ def align(task: Task, inputs: Inputs) -> Aligned:
             pick_t[seg_col(name)] = name
         else:
             raise InputDataError(
-                f"group_by column '{name}' is in neither input."
-                f"{did_you_mean(name, pnames + tnames)}",
+                f"group_by column '{clip(name, NAME_CHARS)}' is in neither input."
+                f"{suggest(name, pnames + tnames)}",
                 hint="name a column of the predictions or the truth file",
             )
         segments.append(name)
@@ -178,8 +241,8 @@ def align(task: Task, inputs: Inputs) -> Aligned:
             for c in ids:
                 if c not in side:
                     raise InputDataError(
-                        f"{file}: no id column '{c}' to join predictions and truth."
-                        f"{did_you_mean(c, names)} Columns: {', '.join(names[:20])}.",
+                        f"{file}: no id column '{clip(c, NAME_CHARS)}' to join predictions "
+                        f"and truth.{suggest(c, names)} Columns: {listing(names)}.",
                         hint="name the join key(s) under 'columns: {id: ...}' (or --id)",
                     )
 
@@ -468,7 +531,7 @@ def _adjacent_duplicates(df: pl.DataFrame, keys: Sequence[str]) -> bool:
 
 
 def _fmt_key(row: Mapping[str, object], ids: Sequence[str]) -> str:
-    return ", ".join(f"{c}={row[c]!r}" for c in ids)
+    return ", ".join(f"{clip(c, NAME_CHARS)}={clip(repr(row[c]), 100)}" for c in ids)
 
 
 def duplicate_error(a: Aligned) -> InputDataError:
@@ -530,7 +593,7 @@ def first_violation(a: Aligned, violation: pl.Expr, role: str) -> str:
         row = a.lf.filter(violation).sort(a.ids).select([*a.ids, pl.col(role)]).head(1).collect()
         if row.height:
             r = row.row(0, named=True)
-            return (f"first at {_fmt_key(r, a.ids)}: {a.columns.get(role, role)}="
+            return (f"first at {_fmt_key(r, a.ids)}: {clip(a.columns.get(role, role), 60)}="
                     f"{clip(repr(r[role]))}{note}")
         return ""
     row = a.lf.with_row_index("__row").filter(violation).select("__row", pl.col(role)) \
@@ -538,7 +601,7 @@ def first_violation(a: Aligned, violation: pl.Expr, role: str) -> str:
     if row.height:
         r = row.row(0, named=True)
         return (f"first at data row {r['__row'] + 1} (not counting the header): "
-                f"{a.columns.get(role, role)}={clip(repr(r[role]))}{note}")
+                f"{clip(a.columns.get(role, role), 60)}={clip(repr(r[role]))}{note}")
     return ""
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalcli.config import Config, parse_config
-from evalcli.errors import ConfigError, InputDataError
+from evalcli.errors import ConfigError, InputDataError, clip
 
 if TYPE_CHECKING:
     from evalcli.io import Source
@@ -26,12 +26,19 @@ PRED_NAMES = ("prediction", "pred", "y_pred", "predicted", "yhat", "y_hat", "pre
 ID_NAMES = ("id", "key", "uid", "row_id", "example_id", "sample_id")
 
 
+def _names(names: Sequence[str], limit: int = 20) -> str:
+    """Column names for a message: each clipped, the whole capped (a header may hold a
+    100 KB name)."""
+    shown = ", ".join(clip(n, 60) for n in names[:limit])
+    return clip(shown + (" ..." if len(names) > limit else ""), 800)
+
+
 def _find(names: Sequence[str], wanted: Sequence[str], role: str, file: str) -> str | None:
     lower = {n.lower(): n for n in names}
     hits = [lower[w] for w in wanted if w in lower]
     if len(hits) > 1:
         raise ConfigError(
-            f"{file}: several columns could be the {role}: {', '.join(hits)}",
+            f"{file}: several columns could be the {role}: {_names(hits)}",
             hint=f"choose one with --{role} NAME",
         )
     return hits[0] if hits else None
@@ -128,6 +135,15 @@ def infer_task(lf: Any, col: str, schema: dict[str, Any], positive: str | None,
     dtype = schema[col]
     if dtype == pl.Boolean:
         return "binary"
+    if isinstance(dtype, pl.Struct) or dtype == pl.Object:
+        from evalcli.metrics.task import shape_words
+
+        raise InputDataError(
+            f"{file}: the label column '{clip(col, 60)}' holds {shape_words(dtype)} "
+            f"({clip(str(dtype), 80)}); a label is one value per row (binary, multiclass, "
+            "regression) or a list of labels (multilabel)",
+            hint="name another column with --label, or write one value (or one list) per row",
+        )
     if isinstance(dtype, pl.List | pl.Array):
         return "multilabel"
     if dtype == pl.String and _Reading(reading.lf.head(10_000), reading.source).value(
@@ -147,10 +163,12 @@ def infer_task(lf: Any, col: str, schema: dict[str, Any], positive: str | None,
     if len(values) <= 2 and positive is not None:
         return "binary"
     if len(values) == 2:
+        a, b = (clip(str(v), 60) for v in values)
         raise ConfigError(
-            f"{file}: the label column '{col}' has two values ({values[0]!r}, {values[1]!r}); "
-            "evalcli cannot tell which is positive",
-            hint=f"name the positive class (--positive {values[0]} or --positive {values[1]}) "
+            f"{file}: the label column '{clip(col, 60)}' has two values "
+            f"({clip(repr(values[0]), 60)}, {clip(repr(values[1]), 60)}); evalcli cannot tell "
+            "which is positive",
+            hint=f"name the positive class (--positive {a} or --positive {b}) "
             "for a binary evaluation, or use --task multiclass",
         )
     return "multiclass"
@@ -175,7 +193,7 @@ def _ranking_columns(pnames: Sequence[str], tnames: Sequence[str], pfile: str, t
             if required:
                 raise InputDataError(
                     f"a ranking evaluation needs a {role} column in both files; looked for "
-                    f"{', '.join(names[:5])} ... among {', '.join(both) or '(no shared column)'}",
+                    f"{', '.join(names[:5])} ... among {_names(both) or '(no shared column)'}",
                     hint="rename the column, or write a config with "
                     f"'columns: {{extra: {{{role}: NAME}}}}'",
                 )
@@ -266,7 +284,7 @@ def build_config(
         else:
             raise InputDataError(
                 f"cannot tell which column joins {predictions} and {truth}: "
-                + (f"candidates {', '.join(named or common)}" if common else
+                + (f"candidates {_names(named or common)}" if common else
                    "they share no column"),
                 hint="name the key with --id COLUMN (repeat for several)",
             )
@@ -281,7 +299,7 @@ def build_config(
         if label is None:
             raise InputDataError(
                 f"{label_file}: cannot tell which column is the label (truth); columns: "
-                f"{', '.join(label_names[:20])}",
+                f"{_names(label_names)}",
                 hint="name it with --label COLUMN",
             )
         inferred.append(f"label={label}")
@@ -302,7 +320,7 @@ def build_config(
         lschema = tschema if truth else pschema
         llf = tlf if truth else plf
         if label not in lschema:
-            raise InputDataError(f"{label_file}: no column '{label}'",
+            raise InputDataError(f"{label_file}: no column '{clip(label, 60)}'",
                                  hint="name the label with --label COLUMN")
         task = infer_task(llf, label, lschema, positive, score is not None, str(label_file))
         inferred.insert(0, f"task={task}")

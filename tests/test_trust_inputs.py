@@ -401,6 +401,95 @@ def test_a_path_too_long_for_the_system_is_one_short_message(cli: Cli, tmp_path:
         scan(Source(str(tmp_path / ("q" * 300) / "p.csv")))
 
 
+# ------------------------------------------------------------------ objects where values go
+
+def _jsonl(rows: list[dict[str, object]]) -> str:
+    return "".join(json.dumps(r) + "\n" for r in rows)
+
+
+OBJ_TRUTH = _jsonl([{"id": i, "label": {"a": 1}} for i in range(1, 5)])
+
+
+@pytest.mark.parametrize("task,preds", [
+    ("binary", PREDS),
+    ("regression", "id,prediction\n1,0.5\n2,1.5\n3,2.5\n4,3.5\n"),
+    ("multiclass", "id,prediction\n1,a\n2,b\n3,a\n4,b\n"),
+])
+def test_objects_where_a_label_is_wanted_are_named(cli: Cli, tmp_path: Path, task: str,
+                                                   preds: str) -> None:
+    p = write(tmp_path, "p.csv", preds)
+    t = write(tmp_path, "t.jsonl", OBJ_TRUTH)
+    cfg = write(tmp_path, "c.yaml", f"task: {task}\npredictions: p.csv\ntruth: t.jsonl\n")
+    for args in (("run", cfg), ("validate", cfg), ("compare", p, t, "--task", task)):
+        assert_user_error(cli(*args), r"t\.jsonl", r"column 'label'", r"objects",
+                          r"row 1: \{'a': 1\}", r"fix: ")
+
+
+def test_lists_of_labels_for_a_binary_task_point_at_multilabel(cli: Cli, tmp_path: Path
+                                                               ) -> None:
+    write(tmp_path, "p.csv", PREDS)
+    write(tmp_path, "t.jsonl", _jsonl([{"id": i, "label": [i % 2]} for i in range(1, 5)]))
+    cfg = write(tmp_path, "c.yaml", "task: binary\npredictions: p.csv\ntruth: t.jsonl\n")
+    assert_user_error(cli("run", cfg), r"t\.jsonl", r"'label'", r"holds lists",
+                      r"row 1: \[1\]", r"task: multilabel")
+
+
+def test_object_labels_are_refused_when_compare_infers_the_task(cli: Cli, tmp_path: Path
+                                                                ) -> None:
+    p = write(tmp_path, "p.csv", PREDS)
+    t = write(tmp_path, "t.jsonl", _jsonl([{"id": i, "label": {"a": i % 2}} for i in range(1, 5)]))
+    flat = assert_user_error(cli("compare", p, t), r"t\.jsonl", r"label column 'label'",
+                             r"objects", r"fix: ")
+    assert "--positive" not in flat
+
+
+def test_a_boolean_prediction_beside_object_labels_is_refused_every_time(
+        cli: Cli, tmp_path: Path) -> None:
+    # the battery's compare-jsonl-regression-label-objects: a Polars panic in ~3 of 5 runs
+    p = write(tmp_path, "p.jsonl", '{"id": 0, "prediction": true}\n'
+                                   '{"id": 1, "prediction": false}\n')
+    t = write(tmp_path, "t.jsonl", '{"id": 0, "label": {"a": 1}}\n{"id": 1, "label": {"a": 1}}\n')
+    for _ in range(5):
+        assert_user_error(cli("compare", p, t, "--task", "regression"), r"t\.jsonl",
+                          r"'label'", r"objects")
+
+
+@pytest.mark.parametrize("cfg_extra,files,role", [
+    ("", {"p.jsonl": _jsonl([{"id": i, "score": [0.5]} for i in range(1, 5)])}, "score"),
+    ("columns: {weight: w}\n",
+     {"p.jsonl": _jsonl([{"id": i, "score": 0.5, "w": {"x": 1}} for i in range(1, 5)])},
+     "weight"),
+])
+def test_lists_and_objects_where_a_number_is_wanted(cli: Cli, tmp_path: Path, cfg_extra: str,
+                                                   files: dict[str, str], role: str) -> None:
+    for name, text in files.items():
+        write(tmp_path, name, text)
+    write(tmp_path, "t.csv", TRUTH)
+    cfg = write(tmp_path, "c.yaml", "task: binary\npredictions: p.jsonl\ntruth: t.csv\n"
+                + cfg_extra)
+    assert_user_error(cli("run", cfg), r"p\.jsonl", rf"\(the {role}\)", r"(lists|objects)")
+
+
+def test_multilabel_and_ranking_refuse_objects_and_keep_their_lists(cli: Cli, tmp_path: Path
+                                                                   ) -> None:
+    write(tmp_path, "p.jsonl", _jsonl([{"id": 1, "prediction": [{"a": 1}]},
+                                       {"id": 2, "prediction": [{"a": 2}]}]))
+    write(tmp_path, "t.jsonl", _jsonl([{"id": 1, "label": ["x"]}, {"id": 2, "label": ["y"]}]))
+    cfg = write(tmp_path, "c.yaml", "task: multilabel\npredictions: p.jsonl\ntruth: t.jsonl\n")
+    assert_user_error(cli("run", cfg), r"p\.jsonl", r"'prediction'", r"lists of objects")
+    # lists of labels, and ranked lists of items, are what these tasks read
+    write(tmp_path, "p.jsonl", _jsonl([{"id": 1, "prediction": ["x"]},
+                                       {"id": 2, "prediction": ["x", "y"]}]))
+    assert cli("run", cfg).exit_code == 0
+    write(tmp_path, "rp.jsonl", _jsonl([{"query": "q1", "item": ["i1", "i2"]}]))
+    write(tmp_path, "rt.csv", "query,item,relevance\nq1,i2,1\n")
+    rcfg = write(tmp_path, "r.yaml", "task: ranking\npredictions: rp.jsonl\ntruth: rt.csv\n"
+                 "metrics: [mrr]\n")
+    r = cli("run", rcfg, "-f", "json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["metrics"][0]["value"] == 0.5
+
+
 # ------------------------------------------------------------------ lists mixed with text
 
 def test_a_jsonl_key_mixing_lists_and_single_values_names_the_lines(cli: Cli, tmp_path: Path
@@ -410,6 +499,26 @@ def test_a_jsonl_key_mixing_lists_and_single_values_names_the_lines(cli: Cli, tm
     cfg = write(tmp_path, "c.yaml", "task: multilabel\npredictions: p.jsonl\ntruth: t.csv\n")
     assert_user_error(cli("run", cfg), r"p\.jsonl", r"'prediction'", r"line 2", r"line 1",
                       r"list", r"fix: .*\[\"x\"\]")
+
+
+def test_lists_written_as_text_beyond_the_head_are_refused_by_key(cli: Cli, tmp_path: Path
+                                                                  ) -> None:
+    # text in the head (64 KiB), a list after it: Polars reads the list as its JSON text
+    n = 3000
+    rows = [{"id": i, "prediction": "politics"} for i in range(1, n)]
+    write(tmp_path, "p.jsonl", _jsonl([*rows, {"id": n, "prediction": ["sports", "travel"]}]))
+    write(tmp_path, "t.csv", "id,label\n" + "".join(f"{i},politics\n" for i in range(1, n + 1)))
+    cfg = write(tmp_path, "c.yaml", "task: multilabel\npredictions: p.jsonl\ntruth: t.csv\n")
+    assert_user_error(cli("run", cfg), r"p\.jsonl", r"prediction", rf"id={n}",
+                      r"list written as text")
+    # a Python list written into a CSV cell is the same mistake
+    write(tmp_path, "p.csv", "id,prediction\n1,\"['politics', 'sports']\"\n2,sports\n")
+    write(tmp_path, "t2.csv", "id,label\n1,politics\n2,sports\n")
+    cfg2 = write(tmp_path, "c2.yaml", "task: multilabel\npredictions: p.csv\ntruth: t2.csv\n")
+    assert_user_error(cli("run", cfg2), r"p\.csv", r"id=1", r"list written as text")
+    # a label that merely has brackets is a label
+    write(tmp_path, "p.csv", "id,prediction\n1,[draft]|politics\n2,sports\n")
+    assert cli("run", cfg2).exit_code == 0
 
 
 # ------------------------------------------------------------------ TREC fields
@@ -444,3 +553,41 @@ def test_a_jsonl_nan_names_the_line_and_says_null(cli: Cli, tmp_path: Path, toke
     t = write(tmp_path, "t.csv", "id,label\n" + "".join(f"{i},{i % 2}\n" for i in range(1, 2001)))
     assert_user_error(cli("compare", p, t), r"p\.jsonl", rf"line {line}\b", re.escape(token),
                       r"JSON has no", r"null")
+
+
+# ------------------------------------------------------------------ huge names, clipped
+
+BIG = 100_000
+
+
+def test_huge_column_names_are_clipped_and_did_you_mean_still_works(cli: Cli, tmp_path: Path
+                                                                     ) -> None:
+    write(tmp_path, "p.csv", f"id,scroe,{'s' * BIG}\n1,0.9,1\n2,0.2,1\n")
+    write(tmp_path, "t.csv", TRUTH)
+    cfg = write(tmp_path, "c.yaml", "task: binary\npredictions: p.csv\ntruth: t.csv\n")
+    flat = assert_user_error(cli("run", cfg), r"p\.csv", r"'score'", r"Did you mean 'scroe'",
+                             r"more characters")
+    assert len(flat) < 1000, len(flat)
+    # the configured name is the huge one, and the file's column is close to it
+    write(tmp_path, "p.csv", f"id,{'s' * BIG}x\n1,0.9\n2,0.2\n")
+    write(tmp_path, "c.yaml", f"task: binary\npredictions: p.csv\ntruth: t.csv\n"
+          f"columns: {{score: {'s' * BIG}}}\n")
+    flat = assert_user_error(cli("run", cfg), r"p\.csv", r"score", r"Did you mean 'sss")
+    assert len(flat) < 1000, len(flat)
+
+
+@pytest.mark.parametrize("args,files", [
+    (("--id", "k" * BIG), {"p.csv": PREDS, "t.csv": TRUTH}),
+    (("--group-by", "g" * BIG), {"p.csv": PREDS, "t.csv": TRUTH}),
+    ((), {"p.csv": PREDS, "t.csv": f"id,{'y' * BIG},{'z' * BIG}\n1,1,1\n"}),
+    ((), {"p.csv": f"id,score,{'i' * BIG},{'x' * BIG}_id\n1,0.5,1,1\n",
+          "t.csv": f"id,label,{'i' * BIG},{'x' * BIG}_id\n1,1,1,1\n"}),
+])
+def test_other_messages_that_list_columns_are_clipped(cli: Cli, tmp_path: Path,
+                                                      args: tuple[str, ...],
+                                                      files: dict[str, str]) -> None:
+    for name, text in files.items():
+        write(tmp_path, name, text)
+    flat = assert_user_error(cli("compare", str(tmp_path / "p.csv"), str(tmp_path / "t.csv"),
+                                 *args))
+    assert len(flat) < 1500, flat[:3000]

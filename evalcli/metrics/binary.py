@@ -32,7 +32,7 @@ from evalcli.metrics.base import (
     StatValues,
 )
 from evalcli.metrics.stats import run_totals, sum_by, table_build
-from evalcli.metrics.task import Role, Task, TaskInput
+from evalcli.metrics.task import SETS_ELSEWHERE, Role, Task, TaskInput
 
 FAMILY = "binary"
 F64 = pl.Float64
@@ -175,9 +175,11 @@ TASK = Task(
     name=FAMILY,
     summary="two classes: label 0/1 (or a named positive class), a score and/or a hard prediction",
     roles=(
-        Role("label", "the true class: 0/1, true/false, or any value with 'positive' set", True),
+        Role("label", "the true class: 0/1, true/false, or any value with 'positive' set", True,
+             elsewhere=SETS_ELSEWHERE),
         Role("score", "the model's score or probability of the positive class", numeric=True),
-        Role("prediction", "the hard prediction: coded like the label, or 0/1"),
+        Role("prediction", "the hard prediction: coded like the label, or 0/1",
+             elsewhere=SETS_ELSEWHERE),
     ),
     options=(
         Param("positive", str, None, "the label value of the positive class (for string labels)",

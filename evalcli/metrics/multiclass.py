@@ -57,7 +57,7 @@ from evalcli.metrics.base import (
     absent_label,
 )
 from evalcli.metrics.stats import sum_by
-from evalcli.metrics.task import Role, Task, TaskInput
+from evalcli.metrics.task import SETS_ELSEWHERE, Role, Task, TaskInput
 
 FAMILY = "multiclass"
 F64 = pl.Float64
@@ -350,11 +350,11 @@ TASK = Task(
     summary="one class per row: label and predicted class (integers or strings), optionally a "
     "score per class",
     roles=(
-        Role("label", "the true class (integer or string)", True),
+        Role("label", "the true class (integer or string)", True, elsewhere=SETS_ELSEWHERE),
         Role("prediction", "the predicted class, coded like the label (default: the class "
-             "with the highest score)"),
+             "with the highest score)", elsewhere=SETS_ELSEWHERE),
         Role("score", "per-class scores: a struct or list column, or the wide columns named "
-             "by options.score_columns / score_prefix"),
+             "by options.score_columns / score_prefix", takes=("list", "struct")),
     ),
     options=OPTIONS,
     checks=_checks,

@@ -198,7 +198,26 @@ def _checks(t: TaskInput) -> list[Check]:
                 f"the {role} sets hold numbers that are not whole, so not labels",
                 "labels are integers or strings",
             ))
+        if inner == pl.String:
+            out.append(Check(
+                f"{role}_list_as_text", role, partial(_list_as_text, role),
+                f"the {role} sets hold a list written as text (such as [1, 2] or "
+                "['a', 'b']), which would count as one label",
+                "give each example's labels as a list on every line (JSONL: [\"x\"] for one "
+                "label, never \"x\" on some lines and lists on others), or as delimited text "
+                "(a|b)",
+            ))
     return out
+
+
+_SCALAR = r"""(?:-?[0-9][0-9.eE+-]*|"[^"]*"|'[^']*'|true|false|null|True|False|None)"""
+_LIST_TEXT = rf"^\[\s*(?:{_SCALAR}\s*(?:,\s*{_SCALAR}\s*)*)?\]$"
+"""A label that is a list's text: Polars reads a JSONL list among text values as its JSON
+text, pandas writes a list into a CSV cell as its repr. ``[draft]`` is a label."""
+
+
+def _list_as_text(role: str) -> pl.Expr:
+    return pl.col(role).list.eval(pl.element().str.contains(_LIST_TEXT)).list.any()
 
 
 def _not_whole(role: str) -> pl.Expr:
@@ -223,8 +242,9 @@ TASK = Task(
     "text, or one row per id and label)",
     roles=(
         Role("label", "the true labels: a list, delimited text, or one per row (long layout)",
-             True, nullable=True),
-        Role("prediction", "the predicted labels, in the same layouts", True, nullable=True),
+             True, nullable=True, takes=("value", "list")),
+        Role("prediction", "the predicted labels, in the same layouts", True, nullable=True,
+             takes=("value", "list")),
     ),
     options=OPTIONS,
     checks=_checks,

@@ -303,12 +303,13 @@ TASK = Task(
     roles=(
         Role("query", "the query or user id (a join key)", True, side="both"),
         Role("item", "the document or item id (a join key); in the predictions, a list column "
-             "of items in rank order is exploded", True, side="both"),
-        Role("score", "the model's score, higher is better", numeric=True, nullable=True),
+             "of items in rank order is exploded", True, side="both", takes=("value", "list")),
+        Role("score", "the model's score, higher is better", numeric=True, nullable=True,
+             takes=("value", "list")),
         Role("rank", "the rank, 1 is best (used when there is no score)", numeric=True,
-             nullable=True),
+             nullable=True, takes=("value", "list")),
         Role("relevance", "graded relevance of a judged item (default 1; 0 = judged not "
-             "relevant)", numeric=True, side="truth", nullable=True),
+             "relevant)", numeric=True, side="truth", nullable=True, takes=("value", "list")),
         Role("weight", "the query's weight in the means (its largest value on the query's "
              "rows)", numeric=True, nullable=True, opt_in=True),
     ),

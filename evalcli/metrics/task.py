@@ -15,6 +15,65 @@ from evalcli.metrics.base import Check, Param
 
 if TYPE_CHECKING:
     import polars as pl
+    from polars._typing import PolarsDataType
+
+
+Shape = Literal["value", "list", "struct"]
+"""What one row of a column holds: one plain value (a number, a name, a boolean), a list of
+plain values, or a struct (a JSON object; per-class scores)."""
+
+
+def shape_of(dtype: PolarsDataType) -> Shape | None:
+    """The shape of a column's values, or None for what no role reads (lists of lists or of
+    objects, Python objects).
+
+    >>> import polars as pl
+    >>> shape_of(pl.Int64), shape_of(pl.List(pl.String)), shape_of(pl.Struct({"a": pl.Int64}))
+    ('value', 'list', 'struct')
+    >>> shape_of(pl.List(pl.Struct({"a": pl.Int64}))) is None
+    True
+    """
+    import polars as pl
+
+    if isinstance(dtype, pl.Struct):
+        return "struct"
+    if isinstance(dtype, pl.List | pl.Array):
+        return "list" if shape_of(dtype.inner) == "value" else None
+    if dtype == pl.Object:
+        return None
+    return "value"
+
+
+def shape_words(dtype: PolarsDataType) -> str:
+    """How a message names the values of a column of this type.
+
+    >>> import polars as pl
+    >>> shape_words(pl.Struct({"a": pl.Int64})), shape_words(pl.List(pl.Struct({})))
+    ('objects (records with fields)', 'lists of objects')
+    """
+    import polars as pl
+
+    if isinstance(dtype, pl.Struct):
+        return "objects (records with fields)"
+    if isinstance(dtype, pl.List | pl.Array):
+        inner = dtype.inner
+        if isinstance(inner, pl.Struct):
+            return "lists of objects"
+        if isinstance(inner, pl.List | pl.Array):
+            return "lists of lists"
+        return "lists"
+    if dtype == pl.Object:
+        return "Python objects"
+    return "single values"
+
+
+_SHAPES = {"value": "one value per row (a number, a name or true/false)",
+           "list": "a list of values", "struct": "an object (a struct of numbers)"}
+
+
+SETS_ELSEWHERE: tuple[tuple[Shape, str], ...] = (
+    ("list", "for a set of labels per example use task: multilabel"),)
+"""For :attr:`Role.elsewhere` of a role holding one class per row."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +92,23 @@ class Role:
     opt_in: bool = False
     """Used only when the config or a flag names its column (a weight): a column that merely
     happens to carry the role's name changes nothing."""
+    takes: tuple[Shape, ...] = ("value",)
+    """The shapes of values the task reads in the column as the file holds it (before the
+    task's reshape): one value per row unless the task reads lists (multilabel label sets, a
+    ranked list of items) or structs (per-class scores). Checked once, from the schema, before
+    any row is read: Polars cannot cast an object to a number (it panics on some)."""
+
+    elsewhere: tuple[tuple[Shape, str], ...] = ()
+    """Shapes the role does not take that another task reads, and what to say: ``(("list",
+    "for a set of labels per example use task: multilabel"),)``."""
+
+    def refuses(self, dtype: PolarsDataType) -> bool:
+        """Whether values of this type cannot be this role's."""
+        return shape_of(dtype) not in self.takes
+
+    def wants(self) -> str:
+        """What the role reads, for a message: ``one value per row ...``."""
+        return " or ".join(_SHAPES[s] for s in self.takes)
 
 
 @dataclass(frozen=True)
