@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
 from typing import Any, Literal
@@ -74,23 +75,97 @@ class InputSpec(Strict):
 
 
 class Columns(Strict):
-    """Names of the columns in the files, by role. Defaults are the role names."""
+    """Names of the columns in the files, by role. Each role is a key here; a role's column
+    defaults to the role's name, except optional roles (a weight), used only when named.
+
+    The keys a run may use are the roles of its task (:meth:`by_role` checks them): binary
+    and multiclass have label, score and prediction; multilabel and regression label and
+    prediction; ranking query, item, score, rank and relevance; every task a weight.
+    """
 
     id: list[str] | None = Field(
-        None, description="join key(s) between predictions and truth (default: 'id')"
+        None, description="join key(s) between predictions and truth (default: 'id'); not for "
+        "ranking, which joins on query and item"
     )
     label: str | None = Field(None, description="the truth (default 'label')")
-    score: str | None = Field(None, description="score or probability (default 'score')")
-    prediction: str | None = Field(None, description="hard prediction (default 'prediction')")
-    weight: str | None = Field(None, description="sample weight column (default: no weights)")
+    score: str | None = Field(
+        None, description="score or probability; multiclass: per-class scores (default 'score')")
+    prediction: str | None = Field(
+        None, description="hard prediction (default 'prediction'); multilabel: the predicted "
+        "label set")
+    weight: str | None = Field(
+        None, description="sample weight (ranking: the query's weight); used only when named "
+        "(default: no weights)")
+    query: str | None = Field(
+        None, description="ranking: the query or user id, a join key (default 'query')")
+    item: str | None = Field(
+        None, description="ranking: the item or document id, a join key; in the predictions "
+        "it may be a list of items in rank order (default 'item')")
+    rank: str | None = Field(
+        None, description="ranking: the rank, 1 is best, used when there is no score "
+        "(default 'rank')")
+    relevance: str | None = Field(
+        None, description="ranking: graded relevance of a judged item in the truth (default "
+        "'relevance'; without one, every judged item has relevance 1)")
     extra: dict[str, str] = Field(
-        default_factory=dict, description="other roles a task defines (e.g. query, item)"
+        default_factory=dict, description="roles of a task a plugin defines, as {role: column} "
+        "(the built-in roles have their own keys above)"
     )
 
     @field_validator("id", mode="before")
     @classmethod
     def _one_or_many(cls, v: Any) -> Any:
         return [v] if isinstance(v, str) else v
+
+    def by_role(self, task: str, roles: Sequence[str], joins_on: Sequence[str] = ()
+                ) -> dict[str, str]:
+        """The named columns by role (``id`` apart), checked against the task's ``roles``.
+
+        Every task may name a ``weight``, and an ``id`` unless it joins on roles of its own
+        (``joins_on``: ranking's query and item). A key for a role the task does not have,
+        here or under ``extra``, is a :class:`ConfigError` naming the task's roles; a role
+        named both here and under ``extra`` must name one column.
+
+        >>> Columns(label="y", extra={"score": "p"}).by_role("binary", ["label", "score"])
+        {'label': 'y', 'score': 'p'}
+        >>> Columns(query="u").by_role("binary", ["label", "score"])
+        Traceback (most recent call last):
+        ...
+        evalcli.errors.ConfigError: columns.query: the binary task has no 'query' role. Its \
+roles: id, label, score, weight.
+          fix: name only the binary task's roles under 'columns:', or check 'task:'
+        """
+        allowed = [*roles, *(["weight"] if "weight" not in roles else [])]
+        keys = allowed if joins_on else ["id", *allowed]
+
+        def refuse(where: str, role: str, why: str = "") -> ConfigError:
+            return ConfigError(
+                f"{where}: the {task} task has no '{clip(role, 60)}' role{why}."
+                f"{did_you_mean(role, allowed)} Its roles: {', '.join(keys)}.",
+                hint=f"name only the {task} task's roles under 'columns:', or check 'task:'")
+
+        if self.id is not None and joins_on:
+            raise refuse("columns.id", "id", " (predictions and truth join on its "
+                         f"{' and '.join(joins_on)} columns)")
+        named: dict[str, str] = {}
+        for role in type(self).model_fields:
+            column = getattr(self, role)
+            if role in ("id", "extra") or column is None:
+                continue
+            if role not in allowed:
+                raise refuse(f"columns.{role}", role)
+            named[role] = column
+        for role, column in self.extra.items():
+            where = f"columns.extra.{clip(_printable(role), 60)}"
+            if role not in allowed:
+                raise refuse(where, _printable(role))
+            if named.get(role, column) != column:
+                raise ConfigError(
+                    f"columns.{role} ({_echo(named[role])}) and {where} ({_echo(column)}) name "
+                    f"different columns for the {role} role",
+                    hint=f"keep columns.{role} and remove {where}")
+            named[role] = column
+        return named
 
 
 class Alignment(Strict):

@@ -20,6 +20,8 @@ from evalcli.result import Gate, InputInfo, RunResult
 if TYPE_CHECKING:
     import polars as pl
 
+    from evalcli.metrics.task import Task
+
 
 def _source(cfg: Config, spec: InputSpec, frame: pl.LazyFrame | None = None) -> Source:
     if frame is not None:
@@ -42,14 +44,17 @@ def registry_for(cfg: Config) -> Registry:
     return reg
 
 
-def inputs_of(cfg: Config, frames: Mapping[str, pl.LazyFrame] | None = None) -> Inputs:
-    """The sources a config names; ``frames`` (from the Python API) replace files by role."""
+def inputs_of(cfg: Config, task: Task, frames: Mapping[str, pl.LazyFrame] | None = None
+              ) -> Inputs:
+    """The sources a config names; ``frames`` (from the Python API) replace files by role.
+
+    The configured columns reach the alignment by role, checked against ``task``'s roles
+    (a key of ``columns:`` or of ``columns.extra`` that the task does not have is an error).
+    """
     frames = frames or {}
     cols = cfg.columns
-    columns = {k: v for k, v in (("label", cols.label), ("score", cols.score),
-                                 ("prediction", cols.prediction), ("weight", cols.weight))
-               if v is not None}
-    columns.update(cols.extra)
+    columns = cols.by_role(task.name, task.role_names(),
+                           [r.name for r in task.roles if r.side == "both"])
     return Inputs(
         predictions=_source(cfg, cfg.predictions, frames.get("predictions")),
         truth=_source(cfg, cfg.truth, frames.get("truth")) if cfg.truth is not None else None,
@@ -76,7 +81,7 @@ def prepare(cfg: Config, frames: Mapping[str, pl.LazyFrame] | None = None) -> Pr
     """Plan the metrics and align the inputs (reads schemas only). Used by run and validate."""
     reg = registry_for(cfg)
     plan = make_plan(reg, cfg.task, cfg.metrics, cfg.options)
-    inputs = inputs_of(cfg, frames)
+    inputs = inputs_of(cfg, plan.task, frames)
     engine_inputs = None
     if cfg.engine == "spark":
         from evalcli.engine import spark_engine

@@ -218,3 +218,118 @@ def test_yes_and_no_stay_strings(tmp_path: Path) -> None:
     cfg = load_config(_yaml(tmp_path, "task: binary\npredictions: {path: p.csv, has_header: no}\n"
                                       "options: {positive: off}\n"))
     assert cfg.options == {"positive": "off"} and cfg.predictions.has_header is False
+
+
+# --------------------------------------------------------------------------- column roles
+
+def _ranking_files(tmp_path: Path) -> tuple[str, str]:
+    """Ranking files whose columns are not named after the roles (as users' files are)."""
+    import polars as pl
+
+    preds = tmp_path / "recs.parquet"
+    truth = tmp_path / "ratings.parquet"
+    pl.DataFrame({"user_id": ["u1", "u1", "u1", "u2", "u2", "u2"],
+                  "item_id": ["a", "b", "c", "a", "b", "d"],
+                  "p": [0.9, 0.8, 0.1, 0.7, 0.6, 0.5]}).write_parquet(preds)
+    pl.DataFrame({"user_id": ["u1", "u1", "u2", "u2"], "item_id": ["b", "c", "d", "e"],
+                  "rating": [3, 1, 2, 1]}).write_parquet(truth)
+    return str(preds), str(truth)
+
+
+def _ranking_values(tmp_path: Path, columns: dict[str, object]) -> dict[str, float | None]:
+    from evalcli.runner import run_config
+
+    preds, truth = _ranking_files(tmp_path)
+    cfg = parse_config({"task": "ranking", "predictions": preds, "truth": truth,
+                        "columns": columns,
+                        "metrics": ["ndcg@3", "map", "precision@2", "recall@3"]}, "t", tmp_path)
+    return {m.id: m.value for m in run_config(cfg).metrics}
+
+
+def test_ranking_roles_are_keys_of_columns(tmp_path: Path) -> None:
+    """The columns a user guesses first (issue 16, item 7): query, item and relevance are keys
+    of 'columns' as label and score are; the old 'extra' form gives the same values."""
+    first_class = _ranking_values(tmp_path, {"query": "user_id", "item": "item_id",
+                                             "relevance": "rating", "score": "p"})
+    old_form = _ranking_values(tmp_path, {"score": "p", "extra": {
+        "query": "user_id", "item": "item_id", "relevance": "rating"}})
+    assert first_class == old_form
+    assert first_class["recall@3"] == pytest.approx((2 / 2 + 1 / 2) / 2)
+    assert all(v is not None for v in first_class.values())
+    cfg = load_config(_yaml(tmp_path, "task: ranking\npredictions: p.csv\ncolumns:\n"
+                                      "  query: user_id\n  item: item_id\n  rank: pos\n"
+                                      "  relevance: rating\n"))
+    assert (cfg.columns.query, cfg.columns.item, cfg.columns.rank, cfg.columns.relevance) == (
+        "user_id", "item_id", "pos", "rating")
+
+
+def test_every_role_of_every_family_is_a_key_of_columns() -> None:
+    """A family's role that is not a key of 'columns' would have to hide under 'extra'."""
+    from evalcli.config import Columns
+    from evalcli.metrics.registry import builtin_registry
+
+    keys = set(Columns.model_fields)
+    for task in builtin_registry().tasks.values():
+        missing = set(task.role_names()) - keys
+        assert not missing, f"roles of the {task.name} task missing from Columns: {missing}"
+    props = json_schema()["$defs"]["Columns"]["properties"]
+    for role in ("id", "label", "score", "prediction", "weight", "query", "item", "rank",
+                 "relevance", "extra"):
+        assert role in props and props[role].get("description"), role
+
+
+@pytest.mark.parametrize("task,columns,match", [
+    # a role of another family: named, with the task's own roles
+    ("binary", {"query": "user_id"},
+     r"columns\.query: the binary task has no 'query' role\. Its roles: id, label, score, "
+     r"prediction, weight\b"),
+    ("regression", {"score": "s"}, r"columns\.score: the regression task has no 'score' role.*"
+     r"Its roles: id, label, prediction, weight\b"),
+    ("ranking", {"label": "rating"}, r"columns\.label: the ranking task has no 'label' role.*"
+     r"query, item, score, rank, relevance, weight"),
+    # the old form is checked the same way, with did-you-mean among the task's roles
+    ("ranking", {"extra": {"querry": "user_id"}},
+     r"columns\.extra\.querry: the ranking task has no 'querry' role\. Did you mean 'query'\?"),
+    ("binary", {"extra": {"relevance": "r"}}, r"columns\.extra\.relevance: the binary task"),
+    # one role named twice, differently
+    ("ranking", {"query": "user_id", "extra": {"query": "uid"}},
+     r"columns\.query \('user_id'\) and columns\.extra\.query \('uid'\) name different "
+     r"columns for the query role"),
+])
+def test_a_role_the_task_does_not_have_is_an_error(tmp_path: Path, task: str,
+                                                  columns: dict[str, object],
+                                                  match: str) -> None:
+    cfg = parse_config({"task": task, "predictions": _data(tmp_path), "columns": columns},
+                       "t", tmp_path)
+    with pytest.raises(ConfigError, match=match):
+        prepare(cfg)
+
+
+def test_a_misspelt_role_key_suggests_the_role(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"unknown key 'columns\.relevence'\. Did you mean "
+                                          r"'relevance'\?"):
+        load_config(_yaml(tmp_path, "task: ranking\npredictions: p.csv\n"
+                                    "columns: {relevence: rating}\n"))
+
+
+def test_role_errors_reach_the_command_line(cli, tmp_path: Path) -> None:
+    import re
+
+    path = _yaml(tmp_path, f"task: binary\npredictions: {_data(tmp_path)}\n"
+                           "columns: {query: user_id}\n")
+    r = cli("run", str(path))
+    assert r.exit_code == 2 and r.stdout == "" and "Traceback" not in r.stderr
+    flat = " ".join(r.stderr.split())
+    assert r.stderr.count("error:") == 1
+    assert re.search(r"the binary task has no 'query' role\. Its roles: id, label, score, "
+                     r"prediction, weight", flat), flat
+    assert "columns.query" in flat and "fix:" in flat
+
+
+def test_sample_configs_use_the_role_keys() -> None:
+    """The shipped configs show the first-class form: no built-in role under 'extra'."""
+    from tests.conftest import CONFIGS
+
+    for path in sorted(CONFIGS.glob("*.yaml")):
+        cfg = load_config(path)
+        assert not cfg.columns.extra, f"{path.name} names roles under columns.extra"
