@@ -474,3 +474,113 @@ def test_segment_statistics_combine_into_the_whole(family: str) -> None:
     overall = {r.metric: r.value for r in polars_engine.values(prep.plan, computed.overall, ctx)}
     merged = {r.metric: r.value for r in polars_engine.values(prep.plan, combined, ctx)}
     _assert_same(merged, overall, "segments combined vs whole")
+
+
+# --------------------------------------------------------------------------- peer names
+
+def _averaged() -> list[tuple[Metric, str]]:
+    """Every built-in metric with an ``average`` choice, and each of its averages."""
+    return [(m, c) for m in _builtin() for p in m.params if p.name == "average"
+            for c in p.choices or ()]
+
+
+def test_averaged_metrics_exist_for_the_peer_names() -> None:
+    families = {m.family for m, _ in _averaged()}
+    assert {"multiclass", "multilabel"} <= families
+    averages = [c for m, c in _averaged() if (m.family, m.name) == ("multiclass", "precision")]
+    assert averages == ["micro", "macro", "weighted"]
+
+
+@pytest.mark.parametrize(("metric", "average"), _averaged(),
+                         ids=lambda x: x if isinstance(x, str) else _key(x))
+def test_peer_names_of_averages_plan_to_the_parameterized_metric(metric: Metric,
+                                                                 average: str) -> None:
+    """``micro_precision`` (Spark MLlib's microPrecision) and ``precision_micro``
+    (scikit-learn's scorer name) are precision with average=micro: the same metric, parameters
+    and canonical id as ``precision[average=micro]``."""
+    from evalcli.config import MetricEntry
+    from evalcli.engine.plan import make_plan
+
+    reg = get_registry()
+    expected = metric.resolve({**_params(metric), "average": average})
+    for name in (f"{average}_{metric.name}", f"{metric.name}_{average}"):
+        entry = MetricEntry.model_validate({"metric": name, **_params(metric)})
+        (pm,) = make_plan(reg, metric.family, [entry], {}).metrics
+        assert pm.metric is reg.get(metric.family, metric.name), name
+        assert pm.params == expected, name
+        assert pm.id == metric_id(metric, expected), name
+        assert reg.get(metric.family, name) is pm.metric  # 'evalcli metrics show NAME'
+
+
+def test_a_peer_name_gives_the_values_of_the_parameterized_metric() -> None:
+    d = _data("multilabel", 12)
+    cfg = {"task": "multilabel", "predictions": _write(d.frame),
+           "metrics": ["micro_precision", "macro_f1", "recall_weighted", "precision"]}
+    result = run_config(parse_config(cfg, "test", TMP))
+    ids = [m.id for m in result.metrics]
+    assert ids == ["precision[average=micro]", "f1[average=macro]", "recall[average=weighted]",
+                   "precision"]
+    assert [m.metric for m in result.metrics] == ["precision", "f1", "recall", "precision"]
+    cfg["metrics"] = ["precision[average=micro]", "f1[average=macro]",
+                      "recall[average=weighted]", "precision"]
+    again = run_config(parse_config(cfg, "test", TMP))
+    assert [m.value for m in again.metrics] == [m.value for m in result.metrics]
+    assert result.metrics[0].value != result.metrics[3].value  # micro is not samples here
+
+
+@pytest.mark.parametrize(("family", "name", "match"), [
+    ("multilabel", "micro_precison", r"Did you mean 'precision\[average=micro\]'\?"),
+    ("multilabel", "microPrecision", r"Did you mean 'precision\[average=micro\]'\?"),
+    ("multiclass", "weightedrecall", r"Did you mean 'recall\[average=weighted\]'\?"),
+    ("multilabel", "f1_sample", r"Did you mean 'f1\[average=samples\]'\?"),
+    ("binary", "micro_precision",
+     r"unknown binary metric 'micro_precision'\..*precision\[average=micro\] is a multiclass "
+     r"and multilabel metric"),
+])
+def test_suggestions_show_the_full_form(family: str, name: str, match: str) -> None:
+    from evalcli.config import MetricEntry
+    from evalcli.engine.plan import make_plan
+    from evalcli.errors import MetricError
+
+    with pytest.raises(MetricError, match=match):
+        make_plan(get_registry(), family, [MetricEntry.model_validate(name)], {})
+
+
+def test_a_peer_name_and_a_contrary_parameter_disagree() -> None:
+    from evalcli.config import MetricEntry
+    from evalcli.engine.plan import make_plan
+    from evalcli.errors import ConfigError, MetricError
+
+    reg = get_registry()
+    with pytest.raises(MetricError, match=r"'micro_precision' is precision\[average=micro\]; "
+                                          r"average=macro disagrees"):
+        make_plan(reg, "multilabel", [MetricEntry.model_validate(
+            {"metric": "micro_precision", "average": "macro"})], {})
+    (pm,) = make_plan(reg, "multilabel", [MetricEntry.model_validate(
+        {"metric": "micro_precision", "average": "micro", "min": 0.5})], {}).metrics
+    assert pm.id == "precision[average=micro]" and pm.gate is not None
+    with pytest.raises(ConfigError, match=r"'precision\[average=micro\]' is listed twice"):
+        make_plan(reg, "multilabel", [MetricEntry.model_validate("micro_precision"),
+                                      MetricEntry.model_validate("precision[average=micro]")],
+                  {})
+
+
+def test_a_metric_named_like_a_peer_name_wins() -> None:
+    """Peer names never shadow a metric or alias that holds the name (a plugin's own
+    ``micro_precision``, ranking's ``micro_recall``)."""
+    from dataclasses import replace
+
+    reg = get_registry().copy()
+    mine = replace(reg.get("multiclass", "accuracy"), name="micro_precision", aliases=())
+    reg.register(mine, "plugin file mine.py")
+    assert reg.get("multiclass", "micro_precision").origin == "plugin file mine.py"
+    assert reg.resolve("multiclass", "micro_precision") == (
+        reg.get("multiclass", "micro_precision"), {})
+    assert reg.resolve("multiclass", "precision_micro")[1] == {"average": "micro"}
+    assert reg.resolve("ranking", "micro_recall") == (reg.get("ranking", "micro_recall"), {})
+
+
+def test_metrics_show_takes_a_peer_name(cli) -> None:
+    r = cli("metrics", "show", "micro_precision", "--family", "multilabel")
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.startswith("precision (multilabel)"), r.stdout[:200]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalcli.config import MetricEntry
-from evalcli.errors import ConfigError, MetricError
+from evalcli.errors import ConfigError, MetricError, clip
 from evalcli.metrics.base import Context, Metric, Stat, metric_id
 from evalcli.metrics.registry import Registry
 from evalcli.metrics.task import Task
@@ -53,8 +53,19 @@ def resolve_options(task: Task, given: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def plan_metric(metric: Metric, entry: MetricEntry, where: str) -> PlannedMetric:
+def plan_metric(metric: Metric, entry: MetricEntry, where: str,
+                preset: Mapping[str, Any] | None = None) -> PlannedMetric:
+    """The metric of ``entry`` with its parameters resolved; ``preset`` holds the parameters
+    that the entry's name sets (a peer name: ``micro_precision`` sets ``average: micro``),
+    which the entry may repeat but not contradict."""
     given = dict(entry.params)
+    for key, value in (preset or {}).items():
+        if key in given and metric.param(key).check(given[key], where) != value:
+            raise MetricError(
+                f"{where}: '{entry.metric}' is {metric.name}[{key}={value}]; "
+                f"{key}={clip(str(given[key]), 60)} disagrees",
+                hint=f"write {metric.name} with the {key} you mean, or drop '{key}'")
+        given[key] = value
     cutoff = given.pop("@", None)
     if cutoff is not None:
         if metric.cutoff is None:
@@ -82,8 +93,8 @@ def make_plan(registry: Registry, task_name: str, entries: Iterable[MetricEntry]
     seen: dict[str, int] = {}
     for i, entry in enumerate(entries):
         where = f"metrics[{i}] ({entry.metric})"
-        metric = registry.get(task.name, entry.metric)
-        pm = plan_metric(metric, entry, where)
+        metric, preset = registry.resolve(task.name, entry.metric)
+        pm = plan_metric(metric, entry, where, preset)
         if pm.id in seen:
             raise ConfigError(f"{where}: metric id '{pm.id}' is listed twice "
                               f"(also metrics[{seen[pm.id]}])",

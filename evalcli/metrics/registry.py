@@ -18,6 +18,11 @@ Loading is isolated and strict, so that a CI gate never passes because a metric 
 - a plugin's ``stats`` and ``value`` functions run behind a guard that turns an exception into a
   :class:`~evalcli.errors.PluginError` naming the metric and its plugin.
 
+A metric is found by its name, an alias, or a *peer name* derived from its declaration: a
+metric with an ``average`` choice answers to ``micro_precision`` and ``precision_micro`` (see
+:data:`PEER_PARAMS`), which stand for ``precision[average=micro]``; a suggestion for a misspelt
+name shows that full form.
+
 A plugin file named in a config runs whatever its path (outside the config's folder, or
 absolute, too), but never silently: :func:`on_plugin_file` tells the caller (the CLI prints
 "running plugin code: PATH" on stderr) just before each file's code runs, and
@@ -27,6 +32,7 @@ absolute, too), but never silently: :func:`on_plugin_file` tells the caller (the
 from __future__ import annotations
 
 import contextlib
+import difflib
 import importlib
 import importlib.util
 import re
@@ -55,6 +61,29 @@ ENTRY_POINT_GROUP = "evalcli.metrics"
 BUILTIN = "built-in"
 NAME_RE = re.compile(r"[a-z_][a-z0-9_\-]*")
 """Metric names and aliases: lower case, as ``parse_metric_id`` reads them from a config."""
+PEER_PARAMS = ("average",)
+"""Parameters whose values name variants of a metric in the peers' vocabulary: each value ``v``
+of a metric ``m``'s choice gives the peer names ``v_m`` (Spark MLlib's microPrecision,
+weightedRecall: ``micro_precision``, ``weighted_recall``) and ``m_v`` (scikit-learn's scorer
+names: ``precision_micro``, ``f1_macro``), each meaning ``m[average=v]``."""
+
+
+@dataclass(frozen=True)
+class PeerName:
+    """A name that stands for a metric with parameters: ``micro_precision`` is
+    ``precision[average=micro]``."""
+
+    name: str
+    metric: str
+    params: tuple[tuple[str, Any], ...]
+
+    def full(self) -> str:
+        """The metric with its parameters, as a config writes it.
+
+        >>> PeerName("micro_f1", "f1", (("average", "micro"),)).full()
+        'f1[average=micro]'
+        """
+        return f"{self.metric}[{','.join(f'{k}={v}' for k, v in self.params)}]"
 
 
 class PluginWarning(UserWarning):
@@ -246,27 +275,76 @@ class Registry:
             return self.metrics[self._k(family, self.aliases[k])]
         return None
 
+    def peer_names(self, family: str) -> dict[str, PeerName]:
+        """The peer names of the family's metrics (see :data:`PEER_PARAMS`), derived from their
+        declarations, built-in and plugin alike. A name that a metric or an alias holds is
+        that metric's, never a peer name."""
+        out: dict[str, PeerName] = {}
+        for m in self.metrics.values():
+            if m.family != family:
+                continue
+            for p in m.params:
+                if p.name not in PEER_PARAMS or not p.choices:
+                    continue
+                for choice in p.choices:
+                    for name in (f"{choice}_{m.name}", f"{m.name}_{choice}"):
+                        if NAME_RE.fullmatch(name) and name not in out \
+                                and self._holder(family, name) is None:
+                            out[name] = PeerName(name, m.name, ((p.name, choice),))
+        return out
+
+    def resolve(self, family: str, name: str) -> tuple[Metric, dict[str, Any]]:
+        """The metric that ``name`` (a name, an alias or a peer name) stands for, and the
+        parameters the name sets (``micro_precision``: ``{"average": "micro"}``); an error
+        with a did-you-mean suggestion otherwise (see :meth:`get`)."""
+        m = self._holder(family, name.lower())
+        if m is not None:
+            return m, {}
+        peer = self.peer_names(family).get(name.lower())
+        if peer is not None:
+            return self.metrics[self._k(family, peer.metric)], dict(peer.params)
+        raise self._unknown(family, name)
+
     def get(self, family: str, name: str) -> Metric:
-        """The metric ``name`` (or alias) of ``family``; a did-you-mean error otherwise.
+        """The metric ``name`` (or alias, or peer name) of ``family``; a did-you-mean error
+        otherwise.
 
         When a plugin failed to load, the error says so: the metric may be one of its.
         """
-        m = self._holder(family, name.lower())
-        if m is not None:
-            return m
-        names = self.names(family)
-        elsewhere = [x.family for x in self.metrics.values() if x.name == name.lower()]
+        return self.resolve(family, name)[0]
+
+    def suggest(self, word: str, family: str | None = None) -> str:
+        """``" Did you mean 'x'?"`` for the metric name, alias or peer name closest to
+        ``word`` (in ``family``, or any), a peer name shown as what it means
+        (``'precision[average=micro]'``); or ``""``."""
+        if len(word) > 200:  # nothing that long is a typo of a name (as did_you_mean)
+            return ""
+        families = [family] if family is not None else sorted(self.tasks)
+        peers = {n: p.full() for f in families for n, p in self.peer_names(f).items()}
+        close = difflib.get_close_matches(word.lower(), [*self.names(family), *peers], n=1,
+                                          cutoff=0.6)
+        return f" Did you mean '{peers.get(close[0], close[0])}'?" if close else ""
+
+    def _unknown(self, family: str, name: str) -> MetricError:
+        low = name.lower()
+        elsewhere = [x.family for x in self.metrics.values() if x.name == low]
         where = f" It is a {', '.join(elsewhere)} metric." if elsewhere else ""
-        said = f"unknown {family} metric '{clip(name)}'.{did_you_mean(name.lower(), names)}"
+        if not elsewhere:
+            peers = {f: p for f in sorted(self.tasks) if f != family
+                     and (p := self.peer_names(f).get(low)) is not None}
+            if peers:
+                full = next(iter(peers.values())).full()
+                where = f" {full} is a {' and '.join(peers)} metric."
+        said = f"unknown {family} metric '{clip(name)}'.{self.suggest(name, family)}"
         if self.broken:
-            raise MetricError(
+            return MetricError(
                 f"{said}{where} "
                 "An installed plugin failed to load, "
                 "and it may be one of its metrics: " + "; ".join(b.describe() for b in self.broken),
                 hint="fix or reinstall the plugin (evalcli metrics lists what loaded), or "
                 "remove the metric from the config",
             )
-        raise MetricError(
+        return MetricError(
             f"{said}{where}",
             hint=f"run 'evalcli metrics --family {family}' to list them",
         )
