@@ -84,7 +84,7 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str:
     if len(word) > 200:  # nothing that long is a typo of a name (and matching it is slow)
         return ""
     close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
-    return f" Did you mean '{close[0]}'?" if close else ""
+    return f" Did you mean '{clip(close[0], 100)}'?" if close else ""
 
 
 def clip(text: str, limit: int = 200) -> str:
