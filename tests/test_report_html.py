@@ -34,7 +34,7 @@ from tests.test_report_golden import sample_result
 # --------------------------------------------------------------------------- results to render
 
 
-def _binary_run(tmp_path: Path) -> RunResult:
+def _binary_run(tmp_path: Path, metrics: list[Any] | None = None) -> RunResult:
     rng = np.random.default_rng(1)
     n = 2000
     y = rng.integers(0, 2, n)
@@ -43,9 +43,25 @@ def _binary_run(tmp_path: Path) -> RunResult:
     path = tmp_path / "b.parquet"
     df.write_parquet(path)
     cfg = {"task": "binary", "predictions": str(path), "group_by": "region",
-           "metrics": [{"metric": "auroc", "min": 0.7, "segments": {"min": 0.7}}, "auprc",
-                       "f1"]}
+           "metrics": metrics or [{"metric": "auroc", "min": 0.7, "segments": {"min": 0.7}},
+                                  "auprc", "f1"]}
     return run_config(parse_config(cfg, "t", tmp_path), curves=True)
+
+
+def _multiclass_segments_run(tmp_path: Path) -> RunResult:
+    """A multiclass run with group_by and a confusion matrix (a metric whose value is a
+    matrix: in a segment it is one matrix per segment, not a number)."""
+    rng = np.random.default_rng(3)
+    n = 600
+    y = rng.choice(["cat", "dog", "eel"], n)
+    pred = np.where(rng.random(n) < 0.8, y, rng.choice(["cat", "dog", "eel"], n))
+    path = tmp_path / "m.parquet"
+    pl.DataFrame({"label": y, "prediction": pred,
+                  "site": rng.choice(["north", "south"], n)}).write_parquet(path)
+    cfg = {"task": "multiclass", "predictions": str(path), "group_by": "site",
+           "metrics": ["confusion_matrix", {"metric": "accuracy", "min": 0.5,
+                                            "segments": {"min": 0.5}}, "f1"]}
+    return run_config(parse_config(cfg, "t", tmp_path))
 
 
 def _regression_run(tmp_path: Path) -> RunResult:
@@ -105,6 +121,151 @@ def test_plots_for_each_family(tmp_path):
                                                           ReportFormat.html)
     assert 'aria-label="confusion_matrix heat map"' in render(_multiclass(), ReportFormat.html)
     assert 'aria-label="metric@k"' in render(_ranking(), ReportFormat.html)
+
+
+def _section(html: str, name: str) -> str:
+    match = re.search(rf'<section id="{name}">(.*?)</section>', html, flags=re.DOTALL)
+    assert match, f"no section {name}"
+    return match.group(1)
+
+
+def _header_and_rows(table_html: str) -> tuple[list[str], list[list[str]]]:
+    head = re.findall(r"<th(?:\s[^>]*)?>(.*?)</th>", table_html.split("</thead>")[0])
+    body = table_html.split("<tbody>")[1]
+    rows = [re.findall(r"<td(?:\s[^>]*)?>(.*?)</td>", tr)
+            for tr in re.findall(r"<tr>(.*?)</tr>", body, flags=re.DOTALL)]
+    return head, rows
+
+
+def test_headers_are_aligned_with_their_numbers(tmp_path):
+    """A header sits above its column: right-aligned over right-aligned numbers (a segment
+    table's value sat under the next column's header)."""
+    html = render(sample_result(), ReportFormat.html)
+    tables = re.findall(r"<table>.*?</table>", html, flags=re.DOTALL)
+    assert len(tables) >= 3
+    for table in tables:
+        heads = re.findall(r"<th(\s[^>]*)?>", table)
+        first_row = re.search(r"<tbody><tr>(.*?)</tr>", table, flags=re.DOTALL)
+        assert first_row
+        cells = re.findall(r"<td(\s[^>]*)?>", first_row.group(1))
+        assert len(heads) == len(cells)
+        for h, c in zip(heads, cells, strict=True):
+            assert ('class="num"' in h) == ('class="num"' in c), (h, c, table[:300])
+
+
+def test_pr_legend_names_what_was_computed():
+    """The precision-recall legend names the area that was computed, with its own value: on
+    the quickstart data average precision (steps) is 0.9922 and AUPRC (trapezoid) 0.9921, and
+    the legend said "AUPRC 0.9922" when only average precision was computed."""
+    from evalcli.config import load_config
+    from evalcli.runner import override
+    from tests.conftest import CONFIGS
+
+    def pr_label(metrics: list[str]) -> tuple[str, dict[str, float]]:
+        cfg = override(load_config(CONFIGS / "binary-quickstart.yaml"), metrics=metrics)
+        r = run_config(cfg, curves=True)
+        html = render(r, ReportFormat.html)
+        label = re.search(r'aria-label="Precision-recall curve(?:, )?([^"]*)"', html)
+        assert label, "no PR curve"
+        return label.group(1), {m.metric: m.value for m in r.metrics if m.value is not None}
+
+    label, v = pr_label(["average_precision"])
+    assert f"{v['average_precision']:.4f}" == "0.9922"
+    assert label == "average precision 0.9922"
+    label, v = pr_label(["auprc"])
+    assert f"{v['auprc']:.4f}" == "0.9921"
+    assert label == "AUPRC 0.9921"
+    label, v = pr_label(["auroc", "auprc", "average_precision"])
+    assert label == "AUPRC 0.9921, average precision 0.9922"
+    label, _ = pr_label(["auroc"])
+    assert label == ""  # no area computed: none is named
+
+
+def test_every_gate_is_listed(tmp_path):
+    """The banner counts gates (overall, per segment, against the baseline); the gates table
+    lists each of them, so '8 gates' shows eight."""
+    from evalcli.report.markdown import gate_count
+
+    r = sample_result()
+    html = render(r, ReportFormat.html)
+    banner = re.search(r"<h1>(.*?)</h1>", html)
+    assert banner and banner.group(1) == f"✗ 3 of {gate_count(r)} gates failed"
+    head, rows = _header_and_rows(_section(html, "gates"))
+    assert head == ["metric", "applies to", "gate", "value", "status"]
+    assert len(rows) == gate_count(r) == 8
+    where = [re.sub(r"<[^>]+>", "", row[1]) for row in rows]
+    assert where == ["overall", "overall", "segment region=north", "segment region=west|x",
+                     "change from the baseline", "change from the baseline",
+                     "change from the baseline", "change from the baseline"]
+    status = [re.sub(r"<[^>]+>", "", row[4]) for row in rows]
+    assert status.count("FAIL") == len(r.failures) == 3
+    seg = rows[3]
+    assert seg[0] == "<code>auroc</code>" and seg[2] == "&gt;= 0.85" and "n/a" in seg[3]
+    base = rows[4]
+    assert base[2] == "drop &lt;= 0.01" and base[3] == "-0.0177"
+    # gating off: the same gates, each saying what it would do
+    off = sample_result(gating=False)
+    html = render(off, ReportFormat.html)
+    _, rows = _header_and_rows(_section(html, "gates"))
+    status = [re.sub(r"<[^>]+>", "", row[4]) for row in rows]
+    assert len(rows) == gate_count(off) == 8
+    assert status.count("would fail") == len(off.failures) == 3
+    assert status.count("would pass") == 5
+    # a real run: 5 gates in binary-segments.yaml's way (one overall, per segment the rest)
+    run = _binary_run(tmp_path)
+    html = render(run, ReportFormat.html)
+    _, rows = _header_and_rows(_section(html, "gates"))
+    assert len(rows) == gate_count(run) == 4
+    assert sorted(re.sub(r"<[^>]+>", "", row[1]) for row in rows) == [
+        "overall", "segment region=a", "segment region=b", "segment region=c"]
+
+
+def test_a_note_shared_by_metrics_is_written_once():
+    """Ranking metrics share their notes (queries left out): written once under the table and
+    referred to by number, not repeated on every row."""
+    shared = "1 query without a relevant item left out (no_relevant=drop)"
+    ms = [MetricResult(name, name, "ranking", {}, "higher", 0.5, notes=[shared])
+          for name in ("ndcg@10", "map@10", "mrr")]
+    ms.append(MetricResult("auc", "auc", "ranking", {}, "higher", 0.5, notes=["its own"]))
+    html = render(_hand_built("ranking", ms), ReportFormat.html)
+    metrics = _section(html, "metrics")
+    assert metrics.count(shared) == 1 and f"[1] {shared}" in metrics
+    _, rows = _header_and_rows(metrics)
+    assert [re.sub(r"<[^>]+>", "", row[-1]) for row in rows] == ["[1]", "[1]", "[1]", "its own"]
+
+
+def test_dollar_signs_in_the_data_are_drawn_as_written(tmp_path):
+    """Class labels and segment values are data: '$\\foo$' is text, not math for matplotlib
+    to parse (an unparsable one made the whole report an internal error)."""
+    path = tmp_path / "d.parquet"
+    classes = ["$\\frac{$", "$x$", "a_{b"]
+    pl.DataFrame({"label": classes * 4, "prediction": classes[1:] + classes * 3 + classes[:1],
+                  "shop": ["$\\foo$", "b$"] * 6}).write_parquet(path)
+    cfg = {"task": "multiclass", "predictions": str(path), "group_by": "shop",
+           "metrics": ["confusion_matrix", "accuracy"]}
+    html = render(run_config(parse_config(cfg, "t", tmp_path)), ReportFormat.html)
+    assert 'aria-label="confusion_matrix · shop=$\\foo$ heat map"' in html
+    assert 'aria-label="accuracy by segment"' in html
+
+
+def test_no_gates_no_gates_table(tmp_path):
+    html = render(_regression_run(tmp_path), ReportFormat.html)
+    assert 'id="gates"' not in html
+
+
+def test_segment_confusion_matrices_are_drawn_not_counted(tmp_path):
+    """With group_by, a confusion matrix per segment is a heat map per segment; the segment
+    table (numbers) leaves it out instead of showing the segment's row count as its value."""
+    r = _multiclass_segments_run(tmp_path)
+    html = render(r, ReportFormat.html)
+    head, rows = _header_and_rows(_section(html, "segments").split("</table>")[0] + "</table>")
+    assert head == ["site", "rows", "accuracy", "f1"]
+    assert all(len(row) == 4 for row in rows)
+    seg = _section(html, "segments")
+    for s in r.segments:
+        assert f'aria-label="confusion_matrix · {s.label} heat map"' in seg
+    assert 'aria-label="confusion_matrix by segment"' not in seg  # no bars of row counts
+    assert 'aria-label="accuracy by segment"' in seg
 
 
 def test_curves_are_written_as_data(cli, tmp_path):
@@ -227,6 +388,16 @@ class Browser:
                         paths: s.querySelectorAll('path').length};
             }),
             tables: document.querySelectorAll('table').length,
+            misaligned: [...document.querySelectorAll('table')].flatMap(t => {
+                const heads = [...t.querySelectorAll('thead th')];
+                return heads.flatMap((th, i) => [...t.querySelectorAll('tbody tr')]
+                    .map(tr => tr.children[i])
+                    .filter(td => td && getComputedStyle(td).textAlign !==
+                                  getComputedStyle(th).textAlign)
+                    .map(td => th.textContent + ': ' + td.textContent));
+            }),
+            banner: (document.querySelector('header h1') || {}).textContent || '',
+            gateRows: document.querySelectorAll('#gates tbody tr').length,
         })"""
         page = json.loads(evaluate(script))
         ws.close()
@@ -269,12 +440,14 @@ def test_the_request_recorder_sees_requests(browser, tmp_path):
     assert _external(seen["requests"]) == ["http://127.0.0.1:59999/x.png"]
 
 
-@pytest.mark.parametrize("kind", ["binary", "regression", "multiclass", "ranking", "golden"])
+@pytest.mark.parametrize("kind", ["binary", "regression", "multiclass", "ranking", "golden",
+                                  "multiclass-segments"])
 def test_html_report_in_chromium(browser, tmp_path, kind):
     result = {"binary": lambda: _binary_run(tmp_path),
               "regression": lambda: _regression_run(tmp_path),
               "multiclass": _multiclass, "ranking": _ranking,
-              "golden": sample_result}[kind]()
+              "golden": sample_result,
+              "multiclass-segments": lambda: _multiclass_segments_run(tmp_path)}[kind]()
     path = tmp_path / "report.html"
     write(result, path)
     seen = browser.open(path.as_uri())
@@ -288,8 +461,16 @@ def test_html_report_in_chromium(browser, tmp_path, kind):
         "multiclass": {"confusion_matrix heat map"},
         "ranking": {"metric@k"},
         "golden": {"auroc by segment"},
+        "multiclass-segments": {"confusion_matrix heat map", "confusion_matrix · site=north",
+                                "confusion_matrix · site=south", "accuracy by segment"},
     }[kind]
     labels = {f["label"] for f in seen["figures"]}
     assert all(any(lab.startswith(e) for lab in labels) for e in expected), labels
     for fig in seen["figures"]:  # drawn: a real size on the page and shapes inside
         assert fig["w"] > 200 and fig["h"] > 100 and fig["paths"] > 10, fig
+        assert fig["w"] <= 640, fig  # a lone plot is not blown up to the page's width
+    # every header sits over its column: aligned as the column's cells are
+    assert seen["misaligned"] == [], seen["misaligned"][:5]
+    # the banner's count of gates is the number of gates listed
+    gates = re.search(r"(\d+) gates?\b", seen["banner"])
+    assert seen["gateRows"] == (int(gates.group(1)) if gates else 0), seen["banner"]

@@ -2,9 +2,11 @@
 
 Inline CSS, plots as inline SVG (see :mod:`evalcli.report.plots`), no scripts, and a Content
 Security Policy that forbids loading anything: opening the file makes no network request.
-Sections: the verdict and the failures, the metrics, the plots (ROC and precision-recall for
-binary, confusion-matrix heat maps for multiclass, metric@k for ranking, residuals for
-regression), per-segment values with bars, the comparison with the baseline, the inputs.
+Sections: the verdict and the failures, every gate (overall, per segment, against the
+baseline: as many rows as the verdict counts), the metrics, the plots (ROC and precision-recall
+for binary, confusion-matrix heat maps for multiclass, metric@k for ranking, residuals for
+regression), per-segment values with bars (and a heat map per segment for a metric whose value
+is a matrix), the comparison with the baseline, the inputs.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 from evalcli._version import __version__
 from evalcli.config import SCHEMA_VERSION
+from evalcli.report import format_signed
 from evalcli.report.markdown import CHANGE, fmt, gate_count
 from evalcli.result import MetricResult, RunResult
 
@@ -23,6 +26,7 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 MAX_SEGMENT_ROWS = 200
 MAX_SEGMENT_PLOTS = 8
 MAX_SEGMENT_BARS = 60
+MAX_GATE_ROWS = 500
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#111827;
@@ -34,16 +38,18 @@ header.off{background:#b45309}
 header h1{margin:0 0 4px;font-size:22px}header p{margin:0;opacity:.9}
 section{background:#fff;border:1px solid #e5e7eb;border-radius:8px;padding:16px 20px;
 margin-bottom:20px}
-h2{font-size:17px;margin:0 0 12px}
+h2{font-size:17px;margin:0 0 12px}h3{font-size:15px;margin:18px 0 10px}
 table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}
 th,td{padding:5px 10px;border-bottom:1px solid #e5e7eb;text-align:left;vertical-align:top}
-th{background:#f3f4f6;font-weight:600}td.num{text-align:right;white-space:nowrap}
+th{background:#f3f4f6;font-weight:600}.num{text-align:right;white-space:nowrap}
+.nw{white-space:nowrap}
 code{font:12.5px ui-monospace,SFMono-Regular,Menlo,monospace}
 .ok{color:#15803d;font-weight:600}.bad{color:#b91c1c;font-weight:600}
 .na{color:#92400e}.dim{color:#6b7280}.better{color:#15803d}.worse{color:#b91c1c}
 ul.failures{margin:0;padding-left:20px;color:#b91c1c}
-.plots{display:flex;flex-wrap:wrap;gap:16px}
-figure{margin:0;flex:1 1 420px;max-width:100%}
+p.note{margin:6px 0 0;color:#6b7280;font-size:13px}
+.plots{display:flex;flex-wrap:wrap;gap:16px}#segments .plots{margin-top:16px}
+figure{margin:0;flex:1 1 420px;max-width:600px}
 figure svg{width:100%;height:auto}
 figcaption{color:#6b7280;font-size:12px}
 footer{color:#6b7280;font-size:12px;text-align:center;padding-bottom:24px}
@@ -62,12 +68,20 @@ def _num(v: float | None) -> str:
     return '<span class="na">n/a</span>' if v is None else escape(fmt(v))
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[bool]
-           ) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in header)
-    body = "".join(
-        "<tr>" + "".join(f'<td class="num">{c}</td>' if numeric[i] else f"<td>{c}</td>"
-                         for i, c in enumerate(row)) + "</tr>" for row in rows)
+NUM, NOWRAP, TEXT = "num", "nw", ""
+"""Column kinds of :func:`_table`: numbers (right-aligned, header too, never wrapped), short
+text kept on one line (a gate such as ``>= 0.3``), text."""
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], kinds: Sequence[str]) -> str:
+    """A table whose headers are aligned as their columns are (a number's header is
+    right-aligned above it, not left-aligned where it reads as the next column's)."""
+    def cell(tag: str, kind: str, content: str) -> str:
+        return f'<{tag} class="{kind}">{content}</{tag}>' if kind else f"<{tag}>{content}</{tag}>"
+
+    head = "".join(cell("th", kinds[i], escape(h)) for i, h in enumerate(header))
+    body = "".join("<tr>" + "".join(cell("td", kinds[i], c) for i, c in enumerate(row))
+                   + "</tr>" for row in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
@@ -96,14 +110,73 @@ def _failures(r: RunResult) -> str:
     return f'<section id="failures"><h2>{title}</h2><ul class="failures">{items}</ul></section>'
 
 
-def _notes(m: MetricResult) -> str:
+def _gate_status(r: RunResult, passed: bool | None, failure: str | None) -> str:
+    failed = passed is False or (passed is None and failure is not None)
+    if not r.gating:
+        return '<span class="na">would fail</span>' if failed else "would pass"
+    return '<span class="bad">FAIL</span>' if failed else '<span class="ok">pass</span>'
+
+
+def _gates(r: RunResult) -> str:
+    """Every gate the verdict counts (:func:`~evalcli.report.markdown.gate_count`), one row
+    each: the overall ones, each segment's, and the gates on the change from the baseline."""
+    from evalcli.diff import ChangeGate
+
+    rows: list[list[str]] = []
+    for m in r.metrics:
+        if m.gate is not None:
+            rows.append([f"<code>{escape(m.id)}</code>", "overall", escape(m.gate.describe()),
+                         _num(m.value), _gate_status(r, m.passed, m.failure)])
+    for i, overall in enumerate(r.metrics):
+        for s in r.segments:
+            m = s.metrics[i]
+            if m.gate is not None:
+                rows.append([f"<code>{escape(overall.id)}</code>",
+                             f"segment {escape(s.label)}", escape(m.gate.describe()),
+                             _num(m.value), _gate_status(r, m.passed, m.failure)])
+    base = r.extra.get("baseline")
+    for x in base.get("metrics", []) if isinstance(base, dict) else []:
+        if "gate" in x:
+            g = x.get("gate") or {}
+            # the change the gate reads: relative (of the baseline) when all its bounds are
+            relative = bool(g) and all("relative" in k for k, v in g.items() if v is not None)
+            change = x.get("relative") if relative else x.get("delta")
+            shown = ("0.00%" if change == 0 else f"{100 * change:+.2f}%") if relative \
+                else format_signed(change)
+            rows.append([f"<code>{escape(x['id'])}</code>", "change from the baseline",
+                         escape(ChangeGate.from_mapping(g).describe()) if g else "",
+                         _num(None) if change is None else escape(shown),
+                         _gate_status(r, x.get("passed"), x.get("failure"))])
+    if not rows:
+        return ""
+    header = ["metric", "applies to", "gate", "value", "status"]
+    table = _table(header, rows[:MAX_GATE_ROWS], [TEXT, TEXT, NOWRAP, NUM, NOWRAP])
+    notes = []
+    if len(rows) > MAX_GATE_ROWS:
+        notes.append(f"{len(rows) - MAX_GATE_ROWS:,} more gates in the JSON report.")
+    if isinstance(base, dict) and rows[-1][1] == "change from the baseline":
+        notes.append("value: the metric's value, overall or in the segment; for a gate on the "
+                     "change from the baseline, the change Δ = this run − baseline (relative "
+                     "to the baseline for a relative gate).")
+    notes_html = "".join(f'<p class="note">{escape(n)}</p>' for n in notes)
+    return f'<section id="gates"><h2>Gates ({len(rows)})</h2>{table}{notes_html}</section>'
+
+
+def _notes(m: MetricResult) -> list[str]:
     notes = list(m.notes)
     if m.metric == "peak_f1" and "threshold" in m.details:
         notes.insert(0, f"at threshold {m.details['threshold']:.6g}")
-    return escape("; ".join(notes))
+    return notes
 
 
 def _metrics(r: RunResult) -> str:
+    """The metrics table. A note that several metrics share (ranking's queries left out) is
+    written once under the table and referred to by number."""
+    from collections import Counter
+
+    shared = [n for n, c in Counter(n for m in r.metrics for n in dict.fromkeys(_notes(m)))
+              .items() if c > 1]
+    number = {n: i + 1 for i, n in enumerate(shared)}
     gated = any(m.gate is not None for m in r.metrics)
     header = ["metric", "value"] + (["gate", "status"] if gated else []) + ["notes"]
     rows = []
@@ -112,10 +185,15 @@ def _metrics(r: RunResult) -> str:
         if gated:
             row += [escape(m.gate.describe()) if m.gate else "",
                     _status(m.passed, m.failure, m.gate is not None)]
-        row.append(f'<span class="dim">{_notes(m)}</span>')
+        own = [n for n in dict.fromkeys(_notes(m)) if n not in number]
+        refs = [f"[{number[n]}]" for n in dict.fromkeys(_notes(m)) if n in number]
+        row.append(f'<span class="dim">{escape(" ".join(["; ".join(own), *refs]).strip())}'
+                   "</span>")
         rows.append(row)
-    numeric = [False, True] + ([False, False] if gated else []) + [False]
-    return f'<section id="metrics"><h2>Metrics</h2>{_table(header, rows, numeric)}</section>'
+    kinds = [TEXT, NUM] + ([NOWRAP, NOWRAP] if gated else []) + [TEXT]
+    footnotes = "".join(f'<p class="note">[{i}] {escape(n)}</p>' for n, i in number.items())
+    return (f'<section id="metrics"><h2>Metrics</h2>{_table(header, rows, kinds)}{footnotes}'
+            "</section>")
 
 
 def _figure(svg: str, caption: str) -> str:
@@ -127,6 +205,26 @@ def _value(r: RunResult, *names: str) -> float | None:
         if m.metric in names and m.value is not None:
             return m.value
     return None
+
+
+PR_AREAS = (("auprc", "AUPRC"), ("average_precision", "average precision"))
+"""Areas under the precision-recall curve a binary run may compute, and their legend names."""
+
+
+def _is_matrix(m: MetricResult) -> bool:
+    """Whether the metric's result is a matrix (its details hold labels and a matrix; the
+    value is a count), drawn as a heat map rather than shown as a number."""
+    d = m.details
+    return isinstance(d.get("labels"), list) and isinstance(d.get("matrix"), list)
+
+
+def _matrix_figure(m: MetricResult, title: str) -> str:
+    from evalcli.report import plots as p
+
+    d = m.details
+    rows, columns = str(d.get("rows", "true class")), str(d.get("columns", "predicted class"))
+    return _figure(p.confusion(d["labels"], d["matrix"], title, rows, columns),
+                   f"{title}: rows are the {rows}, columns the {columns}.")
 
 
 AT_K = re.compile(r"^(?P<name>[^@\[]+)@(?P<k>\d+)(?P<rest>.*)$")
@@ -162,15 +260,14 @@ def plots(r: RunResult) -> list[str]:
     if "pr" in r.curves:
         df = r.curves["pr"]
         prevalence = float(df["precision"][-1]) if df.height else None
-        out.append(_figure(p.pr(df, _value(r, "auprc", "average_precision"), prevalence),
+        # the areas computed, each by its own name: AUPRC (trapezoid) is not average
+        # precision (steps), and the two differ in the fourth digit
+        areas = [(label, v) for name, label in PR_AREAS if (v := _value(r, name)) is not None]
+        out.append(_figure(p.pr(df, areas, prevalence),
                            "Precision-recall: one point per distinct score."))
     for m in r.metrics:
-        d = m.details
-        if isinstance(d.get("labels"), list) and isinstance(d.get("matrix"), list):
-            out.append(_figure(p.confusion(d["labels"], d["matrix"], m.id,
-                                           str(d.get("rows", "true class")),
-                                           str(d.get("columns", "predicted class"))),
-                               f"{m.id}: rows are true classes, columns predicted classes."))
+        if _is_matrix(m):
+            out.append(_matrix_figure(m, m.id))
     series = at_k_series(r.metrics)
     if series:
         out.append(_figure(p.at_k(series, "metric@k"), "Each metric at its cut-offs k."))
@@ -183,11 +280,12 @@ def plots(r: RunResult) -> list[str]:
 def _segments(r: RunResult) -> str:
     if not r.segments:
         return ""
-    header = [*r.group_by, "rows", *(m.id for m in r.metrics)]
+    shown = [i for i, m in enumerate(r.metrics) if not _is_matrix(m)]  # matrices: heat maps
+    header = [*r.group_by, "rows", *(r.metrics[i].id for i in shown)]
     rows = []
     for s in r.segments[:MAX_SEGMENT_ROWS]:
         row = [escape(str(s.key[g])) for g in r.group_by] + [f"{s.rows:,}"]
-        for m in s.metrics:
+        for m in (s.metrics[i] for i in shown):
             cell = _num(m.value)
             if m.passed is False:
                 cell = f'<span class="bad" title="{escape(m.failure or "")}">{cell} ✗</span>'
@@ -195,12 +293,12 @@ def _segments(r: RunResult) -> str:
                 cell = f'<span title="{escape("; ".join(m.notes))}">{cell}</span>'
             row.append(cell)
         rows.append(row)
-    numeric = [False] * len(r.group_by) + [True] * (1 + len(r.metrics))
+    kinds = [TEXT] * len(r.group_by) + [NUM] * (1 + len(shown))
     more = (f'<p class="dim">{len(r.segments) - MAX_SEGMENT_ROWS} more segments in the JSON '
             "report.</p>" if len(r.segments) > MAX_SEGMENT_ROWS else "")
     undefined: dict[tuple[str, str], list[str]] = {}
     for s in r.segments:
-        for m in s.metrics:
+        for m in (s.metrics[i] for i in shown):
             if m.value is None:
                 undefined.setdefault((m.id, "; ".join(m.notes) or "undefined"),
                                      []).append(s.label)
@@ -213,8 +311,26 @@ def _segments(r: RunResult) -> str:
         notes = ('<p class="na">n/a: undefined in the segment (never counted as 0)</p>'
                  f"<ul>{items}</ul>")
     return (f'<section id="segments"><h2>By segment ({len(r.segments)})</h2>'
-            f"{_table(header, rows, numeric)}{more}{notes}"
-            f'<div class="plots">{"".join(_segment_plots(r))}</div></section>')
+            f"{_table(header, rows, kinds)}{more}{notes}"
+            f'<div class="plots">{"".join(_segment_plots(r))}</div>'
+            f"{_segment_matrices(r)}</section>")
+
+
+def _segment_matrices(r: RunResult) -> str:
+    """A heat map per segment for each metric whose value is a matrix (a confusion matrix),
+    the first :data:`MAX_SEGMENT_PLOTS` segments; the JSON report holds them all."""
+    out = []
+    for i, overall in enumerate(r.metrics):
+        if not _is_matrix(overall):
+            continue
+        figs = [_matrix_figure(s.metrics[i], f"{overall.id} · {s.label}")
+                for s in r.segments[:MAX_SEGMENT_PLOTS] if _is_matrix(s.metrics[i])]
+        more = len(r.segments) - MAX_SEGMENT_PLOTS
+        out.append(f"<h3>{escape(overall.id)} by segment</h3>"
+                   f'<div class="plots">{"".join(figs)}</div>'
+                   + (f'<p class="note">{more:,} more segments\' matrices in the JSON report.'
+                      "</p>" if more > 0 else ""))
+    return "".join(out)
 
 
 def _segment_plots(r: RunResult) -> list[str]:
@@ -223,7 +339,8 @@ def _segment_plots(r: RunResult) -> list[str]:
     if len(r.segments) > MAX_SEGMENT_BARS:
         return []
     gated = {m.id for s in r.segments for m in s.metrics if m.gate is not None}
-    order = sorted(range(len(r.metrics)), key=lambda i: r.metrics[i].id not in gated)
+    order = sorted((i for i, m in enumerate(r.metrics) if not _is_matrix(m)),
+                   key=lambda i: r.metrics[i].id not in gated)
     out = []
     for i in order[:MAX_SEGMENT_PLOTS]:
         m = r.metrics[i]
@@ -243,7 +360,7 @@ def _baseline(d: Mapping[str, Any]) -> str:
     from evalcli.diff import ChangeGate
 
     gated = any("gate" in x for x in d["metrics"])
-    header = ["metric", "baseline", "this run", "Δ", "Δ%", "change"]
+    header = ["metric", "baseline", "this run", "Δ (this run − baseline)", "Δ%", "change"]
     header += ["gate", "status"] if gated else []
     rows = []
     for x in d["metrics"]:
@@ -251,20 +368,20 @@ def _baseline(d: Mapping[str, Any]) -> str:
         row = [f"<code>{escape(x['id'])}</code>",
                "" if x["change"] == "new" else _num(x["baseline"]),
                "" if x["change"] == "removed" else _num(x["candidate"]),
-               "" if x["delta"] is None else escape(("+" if x["delta"] > 0 else "")
-                                                    + fmt(x["delta"])),
-               "" if x["relative"] is None else f"{100 * x['relative']:+.2f}%",
+               escape(format_signed(x["delta"])),
+               "" if x["relative"] is None else "0.00%" if x["relative"] == 0
+               else f"{100 * x['relative']:+.2f}%",
                f'<span class="{cls}">{escape(CHANGE.get(x["change"], x["change"]))}</span>']
         if gated:
             g = x.get("gate")
             row += [escape(ChangeGate.from_mapping(g).describe()) if g else "",
                     _status(x.get("passed"), x.get("failure"), g is not None)]
         rows.append(row)
-    numeric = [False, True, True, True, True, False] + ([False, False] if gated else [])
+    kinds = [TEXT, NUM, NUM, NUM, NUM, NOWRAP] + ([NOWRAP, NOWRAP] if gated else [])
     notes = "".join(f'<p class="dim">{escape(n)}</p>' for n in d.get("notes", []))
     return (f'<section id="baseline"><h2>Compared with the baseline '
             f"<code>{escape(str(d['baseline']))}</code></h2>"
-            f"{_table(header, rows, numeric)}{notes}</section>")
+            f"{_table(header, rows, kinds)}{notes}</section>")
 
 
 def _inputs(r: RunResult) -> str:
@@ -293,7 +410,7 @@ def render(r: RunResult) -> str:
         "passed" if r.passed and r.gating else "gating off" if not r.gating
         else f"{len(r.failures)} gate(s) failed")
     body = "".join([
-        _verdict(r), _failures(r), _metrics(r), plot_section, _segments(r),
+        _verdict(r), _failures(r), _gates(r), _metrics(r), plot_section, _segments(r),
         _baseline(base) if isinstance(base, dict) else "", _inputs(r),
     ])
     return (

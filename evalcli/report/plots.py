@@ -30,6 +30,9 @@ def _figure(width: float = 5.0, height: float = 4.0) -> Figure:
 
     matplotlib.rcParams["svg.hashsalt"] = "evalcli"
     matplotlib.rcParams["svg.fonttype"] = "path"
+    # text comes from the data (class labels, segment values, metric ids): '$x$' is drawn as
+    # written, never parsed as math (an unbalanced one made the report an internal error)
+    matplotlib.rcParams["text.parse_math"] = False
     from matplotlib.figure import Figure
 
     return Figure(figsize=(width, height), layout="constrained")
@@ -42,8 +45,8 @@ def to_svg(fig: Figure, title: str) -> str:
     text = buf.getvalue()
     text = text[text.index("<svg"):]
     text = re.sub(r"\s*<metadata>.*?</metadata>", "", text, count=1, flags=re.DOTALL)
-    text = re.sub(r"<svg ", f'<svg role="img" aria-label="{_attr(title)}" class="plot" ', text,
-                  count=1)
+    # str.replace, not re.sub: a title from the data may hold a backslash
+    text = text.replace("<svg ", f'<svg role="img" aria-label="{_attr(title)}" class="plot" ', 1)
     return text
 
 
@@ -94,21 +97,29 @@ def roc(df: pl.DataFrame, auroc: float | None = None) -> str:
     return to_svg(fig, f"ROC curve, {label}")
 
 
-def pr(df: pl.DataFrame, auprc: float | None = None, prevalence: float | None = None) -> str:
-    """Precision-recall curve, starting at (0, precision of the top score)."""
+def pr(df: pl.DataFrame, areas: Sequence[tuple[str, float]] = (),
+       prevalence: float | None = None) -> str:
+    """Precision-recall curve, starting at (0, precision of the top score).
+
+    ``areas`` are the summaries the run computed, each named as itself (``AUPRC``, the
+    trapezoid, and ``average precision``, the step sum, differ): the legend shows each with its
+    value, the curve's line beside the first.
+    """
     rec, prec = _cols(df, "recall", "precision")
     fig = _figure()
     ax = _axes(fig)
     if prevalence is not None:
         ax.axhline(prevalence, linestyle="--", color=GREY, linewidth=1,
                    label=f"prevalence {prevalence:.3f}")
-    label = f"AUPRC {auprc:.4f}" if auprc is not None else "PR"
+    labels = [f"{name} {value:.4f}" for name, value in areas]
     ax.plot([0.0, *rec], [prec[0], *prec] if prec else [], color=COLOR, linewidth=1.8,
-            label=label)
+            label=labels[0] if labels else "precision-recall")
+    for label in labels[1:]:  # legend entries without a line of their own
+        ax.plot([], [], linestyle="none", label=label)
     ax.set(xlim=(0, 1), ylim=(0, 1.01), xlabel="recall", ylabel="precision",
            title="Precision-recall curve")
     ax.legend(loc="lower left", frameon=False)
-    return to_svg(fig, f"Precision-recall curve, {label}")
+    return to_svg(fig, ", ".join(["Precision-recall curve", *labels]))
 
 
 def residuals(df: pl.DataFrame, bins: int = 40) -> str:
@@ -166,6 +177,9 @@ def at_k(series: Mapping[str, Sequence[tuple[int, float | None]]], title: str) -
         ks = [k for k, v in pts if v is not None]
         vs = [v for _, v in pts if v is not None]
         ax.plot(ks, vs, marker="o", linewidth=1.6, markersize=4, label=name)
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # k is a whole number of items
     ax.set(xlabel="k (cut-off)", ylabel="value", title=title)
     ax.legend(frameon=False, fontsize=8)
     return to_svg(fig, title)
