@@ -9,8 +9,11 @@ gain, so one gate means the same for AUROC and for log loss:
 - ``min_improvement: X`` fails when ``gain < X``;
 - ``min_relative_improvement: X`` fails when ``gain / |baseline| < X``.
 
-Changes within a relative 1e-12 of the values count as no change, so float noise never fails a
-gate. A gate never passes on an undefined value or on a metric missing from the candidate.
+Every output shows a change as ``candidate − baseline`` (``delta``, and ``relative`` =
+delta / |baseline|), whatever the direction: a worse log loss is a positive delta marked worse.
+Changes within a relative 1e-12 of the values (absolute 1e-12 near 0) count as no change: their
+delta is exactly 0, so float noise never shows as a tiny signed number nor fails a gate. A gate
+never passes on an undefined value or on a metric missing from the candidate.
 Reports compare only when their ``schema_version``, task, task options and the parameters of
 each shared metric id agree: anything else is an error, never a misleading diff.
 """
@@ -250,25 +253,27 @@ def _pct(x: float) -> str:
 
 
 def check_change(d: Delta, gate: ChangeGate) -> tuple[bool, str | None]:
-    """Whether the change of ``d`` passes ``gate``, and why not.
+    """Whether the change of ``d`` passes ``gate``, and why not. The message gives the
+    relative change as every output does, candidate − baseline.
 
     >>> d = compare_values("auroc", "auroc", "higher", 0.90, 0.88)
     >>> check_change(d, ChangeGate(max_drop=0.01))
     (False, 'worse by 0.02 (0.9 → 0.88, -2.22%); the allowed drop is 0.01')
     >>> check_change(d, ChangeGate(max_relative_drop=0.05))
     (True, None)
+    >>> check_change(compare_values("log_loss", "log_loss", "lower", 0.2, 0.25),
+    ...              ChangeGate(max_relative_drop=0.05))[1]
+    'worse by 0.05 (0.2 → 0.25, +25.00%); the allowed relative drop is 5%'
     """
     if d.candidate is None or d.baseline is None:
         side = "candidate" if d.candidate is None else "baseline"
         what = "missing from" if d.change in ("removed", "new") else "undefined in"
         return False, f"the value is {what} the {side}, so the change cannot be gated"
     b, c = d.baseline, d.candidate
-    g = gain(d.direction, b, c)
-    if abs(g) <= _tol(b, c):
-        g = 0.0
+    g = 0.0 if d.change == "same" else gain(d.direction, b, c)
     rel = g / abs(b) if b != 0 else None
     moved = (f"{'worse' if g < 0 else 'better'} by {abs(g):.4g} ({b:.6g} → {c:.6g}"
-             + (f", {_pct(rel)}" if rel is not None else "") + ")") if g else \
+             + (f", {_pct(d.relative)}" if d.relative is not None else "") + ")") if g else \
         f"unchanged ({b:.6g})"
     reasons = []
     if gate.max_drop is not None and g < -gate.max_drop:
@@ -294,17 +299,23 @@ def check_change(d: Delta, gate: ChangeGate) -> tuple[bool, str | None]:
 
 def compare_values(id_: str, metric: str, direction: str, baseline: float | None,
                    candidate: float | None, segment: str | None = None) -> Delta:
-    """A :class:`Delta` with its absolute and relative change and better/worse/same."""
+    """A :class:`Delta` with its change (candidate − baseline, absolute and relative) and
+    better/worse/same; a change within the tolerance is exactly 0.
+
+    >>> d = compare_values("auroc", "auroc", "higher", 0.9947346770876182, 0.9947346770876183)
+    >>> d.change, d.delta, d.relative
+    ('same', 0.0, 0.0)
+    """
     d = Delta(id_, metric, direction, baseline, candidate, segment=segment)
     if baseline is None or candidate is None:
         return d
+    if abs(candidate - baseline) <= _tol(baseline, candidate):
+        d.change, d.delta = "same", 0.0
+        d.relative = 0.0 if baseline != 0 else None
+        return d
     d.delta = candidate - baseline
     d.relative = d.delta / abs(baseline) if baseline != 0 else None
-    g = gain(direction, baseline, candidate)
-    if abs(g) <= _tol(baseline, candidate):
-        d.change = "same"
-    else:
-        d.change = "better" if g > 0 else "worse"
+    d.change = "better" if gain(direction, baseline, candidate) > 0 else "worse"
     return d
 
 

@@ -318,3 +318,79 @@ def test_baseline_config_rejects_unknown_keys(tmp_path):
     with pytest.raises(ConfigError, match=r"unknown key .baseline\.max_dorp."):
         parse_config({"task": "binary", "predictions": "x.csv",
                       "baseline": {"report": "a.json", "max_dorp": 0.1}}, "t", tmp_path)
+
+
+# --------------------------------------------------------------------------- signs and noise
+
+NOISE = (0.9947346770876182, 0.9947346770876183)  # one unit in the last place apart
+
+
+@pytest.mark.parametrize(("base", "cand"), [NOISE, (0.11850291840230912, 0.11850291840230909),
+                                            (1e-13, -1e-13), (1234.5678, 1234.5678 + 1e-10)])
+def test_a_change_within_the_tolerance_is_exactly_zero(base, cand):
+    for direction in ("higher", "lower"):
+        d = compare_values("m", "m", direction, base, cand)
+        assert (d.change, d.delta) == ("same", 0.0)
+        assert d.relative == (0.0 if base else None)
+    real = compare_values("m", "m", "higher", 0.5, 0.5 + 1e-9)
+    assert real.change == "better" and real.delta == pytest.approx(1e-9)
+
+
+def _noise_reports(tmp_path: Path) -> tuple[Path, Path]:
+    base = _report(auroc=NOISE[0], log_loss=0.11850291840230912)
+    cand = _report(auroc=NOISE[1], log_loss=0.11850291840230909)
+    bp, cp = tmp_path / "base.json", tmp_path / "cand.json"
+    bp.write_text(json.dumps(base))
+    cp.write_text(json.dumps(cand))
+    return bp, cp
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "json"])
+def test_float_noise_shows_as_zero_in_every_diff_output(cli, tmp_path, fmt):
+    bp, cp = _noise_reports(tmp_path)
+    out = cli("diff", str(bp), str(cp), "--max-drop", "0", "-f", fmt)
+    assert out.exit_code == 0, out.stderr
+    assert "e-1" not in out.stdout and "-0.00%" not in out.stdout and "+0.00%" not in out.stdout
+    if fmt == "json":
+        d = json.loads(out.stdout)
+        assert [(x["delta"], x["relative"]) for x in d["metrics"]] == [(0.0, 0.0)] * 2
+    else:
+        assert out.stdout.count("0.0000") >= 2 and out.stdout.count("0.00%") == 2
+
+
+def _worse_log_loss(tmp_path: Path) -> tuple[Path, Path]:
+    base, cand = _report(auroc=0.9, log_loss=0.0874), _report(auroc=0.9, log_loss=0.1185)
+    bp, cp = tmp_path / "base.json", tmp_path / "cand.json"
+    bp.write_text(json.dumps(base))
+    cp.write_text(json.dumps(cand))
+    return bp, cp
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown"])
+def test_one_sign_convention_in_the_table_and_the_failure_line(cli, tmp_path, fmt):
+    """A worse log loss (lower is better) went up: +35.58% in the table and in the failure
+    line alike (candidate − baseline), and the header says so."""
+    bp, cp = _worse_log_loss(tmp_path)
+    out = cli("diff", str(bp), str(cp), "--max-relative-drop", "0.02", "-f", fmt)
+    assert out.exit_code == 1
+    assert out.stdout.count("+35.58%") == 2, out.stdout
+    assert "-35.58%" not in out.stdout and "−35.58%" not in out.stdout
+    assert "candidate − baseline" in out.stdout
+    failure = next(line for line in out.stdout.splitlines() if "vs baseline" in line)
+    assert "worse by 0.0311 (0.0874 → 0.1185, +35.58%)" in failure
+
+
+def test_the_shipped_baseline_is_a_fresh_run(cli, tmp_path):
+    """configs/binary-baseline-accepted.json holds what a run of its config gives today, and
+    a run against it shows every change as 0."""
+    out = cli("run", str(CONFIGS / "binary-baseline.yaml"), "-f", "json")
+    assert out.exit_code == 0, out.stderr
+    fresh = json.loads(out.stdout)
+    shipped = json.loads((CONFIGS / "binary-baseline-accepted.json").read_text())
+    values = {m["id"]: m["value"] for m in shipped["metrics"]}
+    for m in fresh["metrics"]:
+        assert m["value"] == pytest.approx(values[m["id"]], rel=1e-12, abs=1e-12), m["id"]
+    assert [(x["change"], x["delta"]) for x in fresh["baseline"]["metrics"]] == \
+        [("same", 0.0)] * len(values)
+    table = cli("run", str(CONFIGS / "binary-baseline.yaml")).stdout
+    assert "e-1" not in table and "+0.00%" not in table and "-0.00%" not in table

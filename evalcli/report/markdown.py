@@ -169,15 +169,18 @@ _signed = format_signed
 
 
 def _pct(v: float | None) -> str:
-    return "" if v is None else f"{100 * v:+.2f}%"
+    if v is None:
+        return ""
+    return "0.00%" if v == 0 else f"{100 * v:+.2f}%"
 
 
 def diff_rows(d: Mapping[str, Any], candidate: str = "candidate") -> list[str]:
-    """The table of a diff (the dict of :meth:`evalcli.diff.Diff.to_dict`)."""
+    """The table of a diff (the dict of :meth:`evalcli.diff.Diff.to_dict`); the header says
+    the sign convention every output uses: Δ = candidate − baseline."""
     from evalcli.diff import ChangeGate
 
     gated = any("gate" in x for x in d["metrics"])
-    header = ["metric", "baseline", candidate, "Δ", "Δ%", "change"]
+    header = ["metric", "baseline", candidate, f"Δ ({candidate} − baseline)", "Δ%", "change"]
     header += ["gate", "status"] if gated else []
     rows = []
     for x in d["metrics"]:

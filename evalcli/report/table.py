@@ -1,13 +1,22 @@
-"""The terminal table (Rich): metrics with value, gate and pass/fail, then the alignment."""
+"""The terminal table (Rich): metrics with value, gate and pass/fail, then the alignment.
+
+Every table is laid out for the width it is drawn at (:class:`Grid`, :class:`Fit`): a metric
+id, a number, a header or a status is never wrapped, cut or folded; prose (notes, gates) wraps
+between words. A table that does not fit switches to a narrower layout — notes become
+footnotes, segments become rows, the gate column becomes a line below — and footnotes and the
+footer use the whole width.
+"""
 
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
-from rich import box
-from rich.console import Console, Group, RenderableType
+from rich import box as boxes
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
 
@@ -18,6 +27,219 @@ from evalcli.result import MetricResult, RunResult
 def fmt_value(v: float | None) -> str:
     return format_value(v, undefined="undefined")
 
+
+# --------------------------------------------------------------------------- layout
+
+PROSE_MIN = 20
+"""The narrowest a prose column (notes, a gate) may get before the table switches layout."""
+
+Cell = str | Text
+
+
+def _plain(cell: Cell) -> str:
+    return cell.plain if isinstance(cell, Text) else cell
+
+
+def _natural(text: str) -> int:
+    return max((cell_len(line) for line in text.splitlines()), default=0)
+
+
+def _longest_word(text: str) -> int:
+    return max((cell_len(w) for w in text.split()), default=0)
+
+
+@dataclass
+class Col:
+    """A column of a :class:`Grid`: ``wrap`` columns hold prose and may wrap between words;
+    the others (ids, numbers, statuses) are always as wide as their widest cell."""
+
+    header: str = ""
+    justify: Literal["left", "right"] = "left"
+    wrap: bool = False
+    style: str = ""
+
+
+class Grid:
+    """A table whose column widths evalcli decides (Rich would fold or cut a long id to make
+    room): :meth:`widths` says whether it fits a width, :meth:`table` draws it, and
+    :meth:`stacked` puts the first column on a line of its own when it is too wide to share
+    one."""
+
+    def __init__(self, columns: Sequence[Col], *, box: boxes.Box | None = boxes.SIMPLE,
+                 pad_edge: bool = True, show_header: bool = True, show_edge: bool = True
+                 ) -> None:
+        self.columns = list(columns)
+        self.rows: list[tuple[list[Cell], bool]] = []
+        self.box = box
+        self.pad_edge = pad_edge
+        self.show_header = show_header
+        self.show_edge = show_edge
+
+    def add_row(self, *cells: Cell, end_section: bool = False) -> None:
+        assert len(cells) == len(self.columns)
+        self.rows.append((list(cells), end_section))
+
+    def _chrome(self) -> int:
+        """Columns' padding, dividers and edges (as Rich draws them)."""
+        n = len(self.columns)
+        pad = 2 * n - (0 if self.pad_edge else 2)
+        if self.box is None:
+            return pad
+        return pad + (n - 1) + (2 if self.show_edge else 0)
+
+    def _needs(self) -> tuple[list[int], list[int]]:
+        """Per column: the smallest acceptable width and the natural (unwrapped) width."""
+        low, natural = [], []
+        for i, col in enumerate(self.columns):
+            texts = [col.header if self.show_header else "",
+                     *(_plain(cells[i]) for cells, _ in self.rows)]
+            nat = max(_natural(t) for t in texts)
+            if col.wrap:
+                low.append(max(max(_longest_word(t) for t in texts), min(nat, PROSE_MIN)))
+            else:
+                low.append(nat)
+            natural.append(nat)
+        return low, natural
+
+    def width(self) -> int:
+        """The width it takes when nothing wraps."""
+        return sum(self._needs()[1]) + self._chrome()
+
+    def widths(self, width: int) -> list[int] | None:
+        """Column widths within ``width``, or None when it does not fit: prose columns give
+        way, the widest first, down to their smallest acceptable width."""
+        low, out = self._needs()
+        excess = sum(out) + self._chrome() - width
+        if sum(low) + self._chrome() > width:
+            return None
+        while excess > 0:
+            i = max((i for i in range(len(out)) if out[i] > low[i]), key=lambda i: out[i])
+            out[i] -= 1
+            excess -= 1
+        return out
+
+    def table(self, widths: Sequence[int] | None = None,
+              rows: Sequence[tuple[list[Cell], bool]] | None = None,
+              show_header: bool | None = None) -> Table:
+        """The Rich table; without widths Rich lays it out (the last resort: a cell wider than
+        the terminal folds)."""
+        t = Table(box=self.box, pad_edge=self.pad_edge, show_edge=self.show_edge,
+                  show_header=self.show_header if show_header is None else show_header,
+                  header_style="bold")
+        for i, col in enumerate(self.columns):  # Text, never markup: ids hold [brackets]
+            t.add_column(Text(col.header), justify=col.justify, style=col.style or None,
+                         width=widths[i] if widths else None,
+                         no_wrap=not col.wrap if widths else False, overflow="fold")
+        for cells, end in self.rows if rows is None else rows:
+            t.add_row(*(Text(c) if isinstance(c, str) else c for c in cells), end_section=end)
+        return t
+
+    def fit(self, width: int) -> Table | None:
+        w = self.widths(width)
+        return None if w is None else self.table(w)
+
+    def fitted(self, width: int) -> Table:
+        """Laid out for ``width`` when it fits, else by Rich (the last resort)."""
+        return self.fit(width) or self.table()
+
+    def stacked(self, width: int) -> RenderableType | None:
+        """Each row's first cell on a line of its own, its other cells indented below (the
+        columns' header and rule once, at the top); None when even that does not fit."""
+        from rich.padding import Padding
+
+        indent = 4
+        rest = Grid(self.columns[1:], box=self.box, show_header=self.show_header,
+                    show_edge=False)
+        for cells, end in self.rows:
+            rest.add_row(*cells[1:], end_section=end)
+        w = rest.widths(width - indent)
+        keys = [_natural(_plain(cells[0])) for cells, _ in self.rows]
+        if w is None or max(keys, default=0) > width - 2:
+            return None
+        key = self.columns[0]
+        items: list[RenderableType] = [Text("")]
+        if self.show_header:
+            items += [Text("  " + key.header, style="bold"),
+                      Padding(rest.table(w, rows=[]), (0, 0, 0, indent))]
+        for cells, end in self.rows:
+            first = cells[0] if isinstance(cells[0], Text) else Text(cells[0])
+            items.append(Padding(Text.assemble(first, style=key.style or ""), (0, 0, 0, 2)))
+            items.append(Padding(rest.table(w, rows=[(cells[1:], False)], show_header=False),
+                                 (0, 0, 0, indent)))
+            if end:
+                items.append(Text(""))
+        return Group(*items, Text(""))
+
+
+Layout = Callable[[int], RenderableType | None]
+
+
+class Fit:
+    """The first of several layouts that fits the width it is drawn at; the last one is drawn
+    anyway (as Rich lays it out) when none does."""
+
+    def __init__(self, *layouts: Layout, last: Callable[[int], RenderableType]) -> None:
+        self.layouts = layouts
+        self.last = last
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = options.max_width
+        for layout in self.layouts:
+            r = layout(width)
+            if r is not None:
+                yield r
+                return
+        yield self.last(width)
+
+
+def _group(*items: RenderableType | None) -> Group:
+    return Group(*(i for i in items if i is not None))
+
+
+def footnotes(notes: Mapping[str, int], style: str = "dim") -> RenderableType | None:
+    """``[1] text`` lines below a table, across the whole width (wrapped lines indented)."""
+    if not notes:
+        return None
+    g = Table.grid(padding=(0, 1))
+    g.add_column(no_wrap=True, style=style)
+    g.add_column(style=style, overflow="fold")
+    for note, i in notes.items():
+        g.add_row(Text(f"[{i}]"), Text(note))
+    return g
+
+
+def key_values(items: Sequence[tuple[str, str]], indent: int = 2,
+               key_style: str = "") -> RenderableType:
+    """``key: value`` lines; a value's wrapped lines stay indented under its first word."""
+    from rich.padding import Padding
+
+    lines: list[RenderableType] = []
+    for key, value in items:
+        g = Table.grid(padding=(0, 1))
+        g.add_column(no_wrap=True, style=key_style or None)
+        g.add_column(overflow="fold")
+        g.add_row(Text(f"{key}:"), Text(value))
+        lines.append(g)
+    return Padding(Group(*lines), (0, 0, 0, indent))
+
+
+class Facts:
+    """Sentences on one line joined by `` · `` when they fit, else one a line."""
+
+    def __init__(self, facts: Sequence[str], style: str = "dim") -> None:
+        self.facts = list(facts)
+        self.style = style
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        joined = " · ".join(self.facts)
+        if cell_len(joined) <= options.max_width:
+            yield Text(joined, style=self.style)
+        else:
+            for fact in self.facts:
+                yield Text(fact, style=self.style)
+
+
+# --------------------------------------------------------------------------- metrics
 
 def _status(m: MetricResult) -> Text:
     if m.gate is None or m.passed is None:
@@ -35,39 +257,64 @@ def shared_notes(metrics: list[MetricResult]) -> dict[str, int]:
     return {n: i for i, n in enumerate(shared, 1)}
 
 
-def metrics_table(r: RunResult) -> Table:
+def _notes(m: MetricResult) -> list[str]:
+    notes = list(dict.fromkeys(m.notes))
+    if "threshold" in m.details and m.metric == "peak_f1":
+        notes.insert(0, f"at threshold {m.details['threshold']:.6g}")
+    return notes
+
+
+def _metrics_grid(r: RunResult, numbered: dict[str, int], inline: bool) -> Grid:
+    """The metrics, with the notes in ``numbered`` as footnote marks and (``inline``) the
+    others written out."""
     gated = any(m.gate is not None for m in r.metrics)
-    footnotes = shared_notes(r.metrics)
-    verdict = ""
-    if gated and r.gating:
-        verdict = " — passed" if r.passed else f" — {len(r.failures)} gate(s) failed"
-    t = Table(title=f"evalcli · {r.task}{verdict}", box=box.SIMPLE_HEAVY, title_justify="left")
-    t.add_column("metric", style="bold", overflow="fold")
-    t.add_column("value", justify="right")
+    cols = [Col("metric", style="bold"), Col("value", "right")]
     if gated:
-        t.add_column("gate")
-        t.add_column("status")
-    t.add_column("notes", style="dim", overflow="fold")
-    if footnotes:
-        t.caption = "\n".join(f"[{i}] {n}" for n, i in footnotes.items())
-        t.caption_justify = "left"
-        t.caption_style = "dim"
+        cols += [Col("gate", wrap=True), Col("status")]
+    cols.append(Col("notes", wrap=inline, style="dim"))
+    g = Grid(cols, box=boxes.SIMPLE_HEAVY)
     for m in r.metrics:
-        marks = "".join(f"[{footnotes[n]}]" for n in dict.fromkeys(m.notes) if n in footnotes)
-        own = [n for n in m.notes if n not in footnotes]
-        notes = "; ".join([*own, marks] if marks else own)
-        if "threshold" in m.details and m.metric == "peak_f1":
-            notes = (f"at threshold {m.details['threshold']:.6g}; " + notes).rstrip("; ")
+        notes = _notes(m)
+        marks = "".join(f"[{numbered[n]}]" for n in notes if n in numbered)
+        own = [n for n in notes if n not in numbered] if inline else []
+        text = "; ".join([*own, marks] if marks else own)
         value = fmt_value(m.value)
         if _is_matrix(m):
             n = len(m.details["labels"])
             value = f"{n}×{n} below" if n <= MAX_MATRIX_LABELS else f"{n}×{n}"
-        row: list[RenderableType] = [Text(m.id), value]
+        row: list[Cell] = [Text(m.id), value]
         if gated:
             row += [m.gate.describe() if m.gate else "", _status(m)]
-        row.append(Text(notes))
-        t.add_row(*row)
-    return t
+        row.append(Text(text))
+        g.add_row(*row)
+    return g
+
+
+def metrics_view(r: RunResult) -> RenderableType:
+    """The metrics table: notes beside the values when there is room (those several metrics
+    share as footnotes), else every note as a footnote."""
+    shared = shared_notes(r.metrics)
+    every: dict[str, int] = {}
+    for m in r.metrics:
+        for n in _notes(m):
+            every.setdefault(n, len(every) + 1)
+    wide = _metrics_grid(r, shared, inline=True)
+    narrow = _metrics_grid(r, every, inline=False)
+
+    def layout(table: Layout, notes: dict[str, int]) -> Layout:
+        return lambda w: (None if (t := table(w)) is None else _group(t, footnotes(notes)))
+
+    return Fit(layout(wide.fit, shared), layout(narrow.fit, every),
+               layout(narrow.stacked, every),
+               last=lambda w: _group(narrow.table(), footnotes(every)))
+
+
+def title(r: RunResult) -> Text:
+    gated = any(m.gate is not None for m in r.metrics)
+    verdict = ""
+    if gated and r.gating:
+        verdict = " — passed" if r.passed else f" — {len(r.failures)} gate(s) failed"
+    return Text(f"evalcli · {r.task}{verdict}")
 
 
 MAX_MATRIX_LABELS = 20
@@ -84,27 +331,48 @@ def _cell(v: object) -> str:
     return f"{int(v):,}" if isinstance(v, int | float) else str(v)
 
 
-def matrix_tables(r: RunResult) -> list[Table]:
-    """Each confusion matrix of the run as a table: rows true class, columns predicted."""
-    out = []
-    for m in r.metrics:
-        if not _is_matrix(m) or len(m.details["labels"]) > MAX_MATRIX_LABELS:
-            continue
-        labels = [str(x) for x in m.details["labels"]]
-        t = Table(title=f"{m.id} (rows: true class, columns: predicted)", box=box.SIMPLE,
-                  title_justify="left")
-        t.add_column("true \\ pred", style="bold")
-        for lab in labels:
-            t.add_column(Text(lab), justify="right")
-        for i, (lab, row) in enumerate(zip(labels, m.details["matrix"], strict=True)):
-            cells: list[RenderableType] = [Text(lab)]
-            for j, v in enumerate(row):
-                cells.append(Text(_cell(v), style="bold green" if i == j else
-                                  ("dim" if not v else "")))
-            t.add_row(*cells)
-        out.append(t)
-    return out
+def _matrix_grid(labels: list[str], matrix: list[list[Any]], cols: range) -> Grid:
+    g = Grid([Col("true \\ pred", style="bold"),
+              *(Col(labels[j], "right") for j in cols)], box=boxes.SIMPLE)
+    for i, (lab, row) in enumerate(zip(labels, matrix, strict=True)):
+        g.add_row(Text(lab), *(Text(_cell(row[j]), style="bold green" if i == j else
+                                   ("dim" if not row[j] else "")) for j in cols))
+    return g
 
+
+class _Matrix:
+    """A confusion matrix; when it is wider than the terminal, its predicted-class columns
+    are split over several tables."""
+
+    def __init__(self, m: MetricResult) -> None:
+        self.m = m
+        self.labels = [str(x) for x in m.details["labels"]]
+        self.matrix: list[list[Any]] = m.details["matrix"]
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        n = len(self.labels)
+        yield Text(f"{self.m.id} (rows: true class, columns: predicted)")
+        start = 0
+        while start < n:
+            stop = start + 1
+            while stop < n and _matrix_grid(self.labels, self.matrix,
+                                            range(start, stop + 1)).width() <= options.max_width:
+                stop += 1
+            grid = _matrix_grid(self.labels, self.matrix, range(start, stop))
+            if start or stop < n:
+                yield Text(f"predicted {self.labels[start]} to {self.labels[stop - 1]} "
+                           f"({start + 1}-{stop} of {n})", style="dim")
+            yield grid.fit(options.max_width) or grid.table()
+            start = stop
+
+
+def matrix_views(r: RunResult) -> list[RenderableType]:
+    """Each confusion matrix of the run: rows true class, columns predicted."""
+    return [_Matrix(m) for m in r.metrics
+            if _is_matrix(m) and len(m.details["labels"]) <= MAX_MATRIX_LABELS]
+
+
+# --------------------------------------------------------------------------- segments
 
 MAX_SEGMENT_ROWS = 50
 """Segments shown in the terminal; the JSON report holds them all."""
@@ -128,85 +396,137 @@ def undefined_notes(r: RunResult, limit: int = 8) -> list[str]:
     return out
 
 
-def segments_table(r: RunResult) -> Table | None:
-    if not r.segments:
-        return None
-    t = Table(title=f"by segment ({len(r.segments)})", box=box.SIMPLE, title_justify="left")
-    for g in r.group_by:
-        t.add_column(g)
-    t.add_column("rows", justify="right")
-    for i, m in enumerate(r.metrics):
+def _segment_value(m: MetricResult) -> Text:
+    if _is_matrix(m):  # its value is the row count; the matrix is in the JSON/HTML report
+        n = len(m.details["labels"])
+        return Text(f"{n}×{n}", style="dim")
+    if m.value is None:
+        return Text("n/a", style="red" if m.passed is False else "yellow")
+    return Text(fmt_value(m.value) + (" ✗" if m.passed is False else ""),
+                style="red" if m.passed is False else "")
+
+
+def _segment_gates(r: RunResult) -> list[str]:
+    """Each metric's gate over the segments, as a header line ('' when none)."""
+    out = []
+    for i in range(len(r.metrics)):
         gates = {gt.describe() if gt.segment == "*" else f"{gt.segment}: {gt.describe()}"
                  for s in r.segments if (gt := s.metrics[i].gate) is not None}
-        head = m.id + (f"\n{next(iter(gates))}" if len(gates) == 1 else
-                       "\ngated per segment" if gates else "")
-        t.add_column(Text(head), justify="right")
-    for s in r.segments[:MAX_SEGMENT_ROWS]:
-        cells: list[RenderableType] = [Text(str(s.key[g])) for g in r.group_by]
-        cells.append(f"{s.rows:,}")
-        for m in s.metrics:
-            if m.value is None:
-                cells.append(Text("n/a", style="red" if m.passed is False else "yellow"))
-                continue
-            txt = fmt_value(m.value)
-            style = "red" if m.passed is False else ""
-            cells.append(Text(txt + (" ✗" if m.passed is False else ""), style=style))
-        t.add_row(*cells)
-    if len(r.segments) > MAX_SEGMENT_ROWS:
-        t.caption = (f"... {len(r.segments) - MAX_SEGMENT_ROWS} more segments "
-                     "(all in the JSON report)")
-    return t
+        out.append(next(iter(gates)) if len(gates) == 1 else
+                   "gated per segment" if gates else "")
+    return out
 
+
+def _segments_wide(r: RunResult, shown: list[Any], gates: list[str]) -> Grid:
+    """Segments as rows, metrics as columns."""
+    cols = [Col(g) for g in r.group_by] + [Col("rows", "right")]
+    cols += [Col(m.id + (f"\n{gate}" if gate else ""), "right")
+             for m, gate in zip(r.metrics, gates, strict=True)]
+    g = Grid(cols)
+    for s in shown:
+        g.add_row(*(Text(str(s.key[k])) for k in r.group_by), f"{s.rows:,}",
+                  *(_segment_value(m) for m in s.metrics))
+    return g
+
+
+def _segments_by_metric(r: RunResult, shown: list[Any], gates: list[str]) -> Grid:
+    """Metrics as rows, segments as columns."""
+    gated = any(gates)
+    cols = [Col("metric", style="bold")] + ([Col("gate", wrap=True)] if gated else [])
+    cols += [Col(s.label, "right", wrap=True) for s in shown]
+    g = Grid(cols)
+    g.add_row(Text("rows", style="dim"), *([""] if gated else []),
+              *(Text(f"{s.rows:,}", style="dim") for s in shown), end_section=True)
+    for i, m in enumerate(r.metrics):
+        g.add_row(Text(m.id), *([gates[i]] if gated else []),
+                  *(_segment_value(s.metrics[i]) for s in shown))
+    return g
+
+
+def _segments_long(r: RunResult, shown: list[Any], gates: list[str]) -> Grid:
+    """One block of rows per segment: metric and value."""
+    gated = any(gates)
+    cols = [Col(g) for g in r.group_by] + [Col("rows", "right"), Col("metric"),
+                                           Col("value", "right")]
+    cols += [Col("gate", wrap=True)] if gated else []
+    g = Grid(cols)
+    for n, s in enumerate(shown):
+        for i, m in enumerate(s.metrics):
+            first = i == 0
+            g.add_row(*(Text(str(s.key[k]) if first else "") for k in r.group_by),
+                      f"{s.rows:,}" if first else "", Text(m.id), _segment_value(m),
+                      *([gates[i]] if gated else []),
+                      end_section=i == len(s.metrics) - 1 and n < len(shown) - 1)
+    return g
+
+
+def _segment_grids(r: RunResult, shown: list[Any], gates: list[str]) -> list[Grid]:
+    """A table per segment: metric, value (and gate)."""
+    gated = any(gates)
+    out = []
+    for s in shown:
+        g = Grid([Col("metric"), Col("value", "right"), *([Col("gate", wrap=True)] if gated
+                                                            else [])])
+        for i, m in enumerate(s.metrics):
+            g.add_row(Text(m.id), _segment_value(m), *([gates[i]] if gated else []))
+        out.append(g)
+    return out
+
+
+def _per_segment(r: RunResult, shown: list[Any], gates: list[str], stacked: bool) -> Layout:
+    """One table per segment under its name, when every one of them fits."""
+    grids = _segment_grids(r, shown, gates)
+
+    def layout(width: int) -> RenderableType | None:
+        items: list[RenderableType] = []
+        for s, g in zip(shown, grids, strict=True):
+            t = g.stacked(width) if stacked else g.fit(width)
+            if t is None:
+                return None
+            items += [Text(f"{s.label} · {s.rows:,} rows", style="bold"), t]
+        return Group(*items)
+
+    return layout
+
+
+def segments_view(r: RunResult) -> RenderableType | None:
+    """The per-segment values: segments as rows when every metric fits as a column, else
+    metrics as rows and segments as columns, else one block of rows per segment, else one
+    table per segment."""
+    if not r.segments:
+        return None
+    shown = r.segments[:MAX_SEGMENT_ROWS]
+    gates = _segment_gates(r)
+    more = (Text(f"... {len(r.segments) - MAX_SEGMENT_ROWS} more segments (all in the JSON "
+                 "report)", style="dim") if len(r.segments) > MAX_SEGMENT_ROWS else None)
+    grids = [_segments_wide(r, shown, gates), _segments_by_metric(r, shown, gates),
+             _segments_long(r, shown, gates)]
+    last = _segment_grids(r, shown, gates)
+    return _group(Text(f"by segment ({len(r.segments)})"),
+                  Fit(*(g.fit for g in grids), _per_segment(r, shown, gates, stacked=False),
+                      _per_segment(r, shown, gates, stacked=True),
+                      last=lambda w: Group(*(x for s, g in zip(shown, last, strict=True)
+                                             for x in (Text(s.label, style="bold"),
+                                                       g.table())))),
+                  more)
+
+
+# --------------------------------------------------------------------------- diff
 
 _signed = format_signed
 
 
 def _pct(v: float | None) -> str:
-    return "" if v is None else f"{100 * v:+.2f}%"
+    if v is None:
+        return ""
+    return "0.00%" if v == 0 else f"{100 * v:+.2f}%"
 
 
 CHANGE_STYLE = {"better": ("▲ better", "green"), "worse": ("▼ worse", "red"),
                 "same": ("= same", "dim"), "new": ("new", "cyan"), "removed": ("removed", "yellow"),
                 "undefined": ("undefined", "yellow")}
 
-
-def diff_table(d: Mapping[str, Any], title: str | None = None) -> Table:
-    """The deltas of a diff (the dict of :meth:`evalcli.diff.Diff.to_dict`)."""
-    gated = any("gate" in x for x in d["metrics"])
-    gates = {tuple(sorted(x["gate"].items())) for x in d["metrics"] if "gate" in x}
-    common = len(gates) == 1 and all("gate" in x or x["change"] == "new" for x in d["metrics"])
-    verdict = ""
-    if gated:
-        verdict = " — passed" if d["passed"] else f" — {len(d['failures'])} gate(s) failed"
-        if common:
-            verdict += f" (every metric: {_describe_change(dict(next(iter(gates))))})"
-    t = Table(title=(title or f"{d['candidate']} vs {d['baseline']}") + verdict,
-              box=box.SIMPLE_HEAVY, title_justify="left", pad_edge=False,
-              caption="▲ better  ▼ worse  = same, by each metric's direction",
-              caption_justify="left", caption_style="dim")
-    t.add_column("metric", overflow="fold")
-    for col in ("baseline", "candidate", "change", "%"):
-        t.add_column(col, justify="right", no_wrap=True)
-    if gated and not common:
-        t.add_column("gate", min_width=13)
-    if gated:
-        t.add_column("status", no_wrap=True)
-    for x in d["metrics"]:
-        label, style = CHANGE_STYLE.get(x["change"], (x["change"], ""))
-        arrow = label.split()[0] if x["delta"] is not None else ""
-        change = f"{arrow} {_signed(x['delta'])}" if x["delta"] is not None else label
-        row: list[RenderableType] = [
-            Text(x["id"]), "" if x["change"] == "new" else fmt_value(x["baseline"]),
-            "" if x["change"] == "removed" else fmt_value(x["candidate"]),
-            Text(change, style=style), Text(_pct(x["relative"]), style=style)]
-        if gated and not common:
-            row.append(_describe_change(x.get("gate")))
-        if gated:
-            row.append(Text("") if "gate" not in x else
-                       Text("pass", style="green") if x["passed"] else
-                       Text("FAIL", style="bold red"))
-        t.add_row(*row)
-    return t
+DIFF_LEGEND = "Δ = candidate − baseline; ▲ better  ▼ worse  = same, by each metric's direction"
 
 
 def _describe_change(g: Mapping[str, float] | None) -> str:
@@ -217,9 +537,74 @@ def _describe_change(g: Mapping[str, float] | None) -> str:
     return ChangeGate.from_mapping(g).describe()
 
 
+def _diff_grid(d: Mapping[str, Any], gate_column: bool) -> Grid:
+    gated = any("gate" in x for x in d["metrics"])
+    cols = [Col("metric"), Col("baseline", "right"), Col("candidate", "right"),
+            Col("Δ", "right"), Col("Δ %", "right")]
+    cols += [Col("gate", wrap=True)] if gate_column else []
+    cols += [Col("status")] if gated else []
+    g = Grid(cols, box=boxes.SIMPLE_HEAVY, pad_edge=False)
+    for x in d["metrics"]:
+        label, style = CHANGE_STYLE.get(x["change"], (x["change"], ""))
+        arrow = label.split()[0] if x["delta"] is not None else ""
+        change = f"{arrow} {_signed(x['delta'])}" if x["delta"] is not None else label
+        row: list[Cell] = [
+            Text(x["id"]), "" if x["change"] == "new" else fmt_value(x["baseline"]),
+            "" if x["change"] == "removed" else fmt_value(x["candidate"]),
+            Text(change, style=style), Text(_pct(x["relative"]), style=style)]
+        if gate_column:
+            row.append(_describe_change(x.get("gate")))
+        if gated:
+            row.append(Text("") if "gate" not in x else
+                       Text("pass", style="green") if x["passed"] else
+                       Text("FAIL", style="bold red"))
+        g.add_row(*row)
+    return g
+
+
+def _gate_lines(d: Mapping[str, Any]) -> RenderableType:
+    """The change gates below the table, one line per gate with the metrics it holds for."""
+    by_gate: dict[str, list[str]] = {}
+    for x in d["metrics"]:
+        if "gate" in x:
+            by_gate.setdefault(_describe_change(x["gate"]), []).append(x["id"])
+    return Group(*(Text(f"gate {gate}: {', '.join(ids)}", style="dim")
+                   for gate, ids in by_gate.items()))
+
+
+def diff_table(d: Mapping[str, Any], title: str | None = None) -> RenderableType:
+    """The deltas of a diff (the dict of :meth:`evalcli.diff.Diff.to_dict`): with a gate
+    column when the gates differ between metrics and it fits, else the gates below."""
+    gated = any("gate" in x for x in d["metrics"])
+    gates = {tuple(sorted(x["gate"].items())) for x in d["metrics"] if "gate" in x}
+    common = len(gates) == 1 and all("gate" in x or x["change"] == "new" for x in d["metrics"])
+    verdict = ""
+    if gated:
+        verdict = " — passed" if d["passed"] else f" — {len(d['failures'])} gate(s) failed"
+        if common:
+            verdict += f" (every metric: {_describe_change(dict(next(iter(gates))))})"
+    head = Text((title or f"{d['candidate']} vs {d['baseline']}") + verdict)
+    legend = Text(DIFF_LEGEND, style="dim")
+    if not gated or common:
+        grid = _diff_grid(d, gate_column=False)
+        return _group(head, legend, Fit(grid.fit, grid.stacked, last=lambda w: grid.table()))
+    wide, narrow = _diff_grid(d, gate_column=True), _diff_grid(d, gate_column=False)
+
+    def below(w: int) -> RenderableType | None:
+        t = narrow.fit(w)
+        return None if t is None else _group(t, _gate_lines(d))
+
+    def stacked(w: int) -> RenderableType | None:
+        t = narrow.stacked(w)
+        return None if t is None else _group(t, _gate_lines(d))
+
+    return _group(head, legend, Fit(wide.fit, below, stacked,
+                                    last=lambda w: _group(narrow.table(), _gate_lines(d))))
+
+
 def diff_renderable(d: Mapping[str, Any], title: str | None = None,
                     failures: bool = True) -> RenderableType:
-    items: list[RenderableType] = [diff_table(d, title)]
+    items: list[RenderableType] = [diff_table(d, title), Text("")]
     if d.get("segments"):
         worse = [x for x in d["segments"] if x["change"] == "worse"]
         items.append(Text(f"segments: {len(worse)} of {len(d['segments'])} segment values "
@@ -240,15 +625,17 @@ def _badness(x: Mapping[str, Any]) -> float:
     return -abs(v)
 
 
-def alignment_text(r: RunResult) -> Text:
-    return Text(" · ".join(alignment_facts(r)), style="dim")
+# --------------------------------------------------------------------------- the report
+
+def alignment_text(r: RunResult) -> RenderableType:
+    return Facts(alignment_facts(r))
 
 
 def renderable(r: RunResult) -> RenderableType:
-    items: list[RenderableType] = [metrics_table(r), *matrix_tables(r)]
-    seg = segments_table(r)
+    items: list[RenderableType] = [title(r), metrics_view(r), *matrix_views(r)]
+    seg = segments_view(r)
     if seg is not None:
-        items.append(seg)
+        items += [seg, Text("")]
         notes = undefined_notes(r)
         if notes:
             items.append(Text("n/a = undefined in the segment:\n  " + "\n  ".join(notes),
@@ -263,7 +650,8 @@ def renderable(r: RunResult) -> RenderableType:
     return Group(*items)
 
 
-def render_text(r: RunResult) -> str:
+def render_text(r: RunResult, width: int = 110) -> str:
     buf = io.StringIO()
-    Console(file=buf, width=110, no_color=True, force_terminal=False).print(renderable(r))
+    Console(file=buf, width=width, no_color=True, force_terminal=False).print(renderable(r))
     return buf.getvalue()
+
