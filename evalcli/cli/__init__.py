@@ -10,14 +10,13 @@ import sys
 from typing import Annotated, Any
 
 import typer
-from typer.core import TyperGroup
 
 from evalcli._version import __version__
 from evalcli.cli import compare, diff, metrics, run, schema, validate
-from evalcli.cli.common import _click_exception
+from evalcli.cli.common import HelpCommand, HelpGroup, _click_exception, examples
 
 
-class _Group(TyperGroup):
+class _Group(HelpGroup):
     """The app's command group: a usage error (a bad option value) echoes at most a few hundred
     characters of what was typed, like every other message; a closed stdout (``| head``) ends
     the run quietly."""
@@ -55,6 +54,10 @@ app = typer.Typer(
         "Exit codes: 0 all gates passed, 1 a gate failed, 2 bad usage, config or input, "
         "3 an internal error (a bug in evalcli), 130 interrupted, 141 stdout closed early."
     ),
+    epilog=examples("evalcli run configs/binary-quickstart.yaml",
+                    "evalcli compare preds.parquet truth.csv",
+                    "evalcli metrics --family ranking",
+                    "evalcli run CONFIG --help"),
     no_args_is_help=True,
     rich_markup_mode="rich",
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -84,12 +87,12 @@ def _root(
     DEBUG[0] = debug
 
 
-app.command("run", epilog=run.EPILOG)(run.run)
-app.command("compare", epilog=compare.EPILOG)(compare.compare)
+app.command("run", epilog=run.EPILOG, cls=HelpCommand)(run.run)
+app.command("compare", epilog=compare.EPILOG, cls=HelpCommand)(compare.compare)
 app.add_typer(metrics.app, name="metrics")
-app.command("validate", epilog=validate.EPILOG)(validate.validate)
-app.command("diff", epilog=diff.EPILOG)(diff.diff)
-app.command("schema")(schema.schema)
+app.command("validate", epilog=validate.EPILOG, cls=HelpCommand)(validate.validate)
+app.command("diff", epilog=diff.EPILOG, cls=HelpCommand)(diff.diff)
+app.command("schema", epilog=schema.EPILOG, cls=HelpCommand)(schema.schema)
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from evalcli.errors import (
     EXIT_BROKEN_PIPE,
@@ -29,6 +30,86 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+
+# --------------------------------------------------------------------------- --help
+# How every command's help reads (issue 16, item 6): Typer 0.29 shows each parameter's Python
+# type (``<bool>`` on a flag, ``<str>``, ``<file>`` beside an argument's name) and keeps the
+# docstring's line breaks inside a paragraph. The classes below are the one place that decides:
+# flags show no value, arguments show their metavar alone (in the usage line too), and a
+# description is wrapped by paragraph. Value options name their value with an explicit
+# ``metavar=`` where they are declared.
+
+
+class _Argument(TyperArgument):
+    """An argument shown by its metavar alone: ``CONFIG`` (required), ``[TRUTH]`` (optional)."""
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        return None
+
+    def get_usage_pieces(self, ctx: Any) -> list[str]:
+        name = self.metavar or (self.name or "").upper()
+        name = name if self.required else f"[{name}]"
+        return [name + ("..." if self.nargs != 1 else "")]
+
+
+def _plain_params(params: Sequence[Any]) -> None:
+    for p in params:
+        if isinstance(p, TyperOption) and p.is_flag and p.metavar is None:
+            p.metavar = ""  # Typer's own flags too (--help, --install-completion)
+        elif type(p) is TyperArgument:
+            p.__class__ = _Argument
+
+
+def paragraphs(text: str | None) -> str | None:
+    r"""Help text with each paragraph on one line, so Rich wraps it to the terminal instead of
+    breaking it where the docstring's lines ended.
+
+    >>> paragraphs("One line\n    and its end.\n\n    Next one.")
+    'One line and its end.\n\nNext one.'
+    """
+    if text is None:
+        return None
+    import inspect
+
+    return "\n\n".join(" ".join(p.split()) for p in inspect.cleandoc(text).split("\n\n"))
+
+
+def examples(*commands: str, note: str = "") -> str:
+    """A command's epilog: an optional paragraph, then ``Examples:`` with one command a line
+    (each short enough for an 80-column terminal)."""
+    body = (f"{note}\n\n" if note else "") + "Examples:\n" + "\n".join(f"  {c}" for c in commands)
+    # Typer dedents the epilog by its lines' common indent: the leading empty line keeps the
+    # commands indented under the heading; '[' would start Rich markup
+    return "\n" + body.replace("[", "\\[")
+
+
+class HelpCommand(TyperCommand):
+    """Every evalcli command: see the comment above."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.help = paragraphs(self.help)
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params = super().get_params(ctx)
+        _plain_params(params)
+        return params
+
+
+class HelpGroup(TyperGroup):
+    """Every evalcli command group (the app, ``metrics``): see the comment above."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.help = paragraphs(self.help)
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params = super().get_params(ctx)
+        _plain_params(params)
+        return params
+
+
+# --------------------------------------------------------------------------- consoles
 
 def stderr() -> Console:
     from rich.console import Console

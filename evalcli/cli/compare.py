@@ -7,61 +7,76 @@ from typing import Annotated
 
 import typer
 
-from evalcli.cli.common import emit, exit_code, progress, stderr, user_errors, wants_curves
+from evalcli.cli.common import (
+    emit,
+    examples,
+    exit_code,
+    progress,
+    stderr,
+    user_errors,
+    wants_curves,
+)
 from evalcli.cli.common import say as say_line
 from evalcli.cli.run import ENGINE_HELP, CurvesFormat, Engine, OutputFormat
 
-EPILOG = (
-    "Examples:\n\n"
-    "  evalcli compare preds.parquet truth.csv\n\n"
-    "  evalcli compare scored.csv --label churned --score p_churn -m auroc -m f1\n\n"
-    "  evalcli compare preds.csv truth.csv --id user_id --gate 'auroc>=0.8'\n\n"
-    "  evalcli compare preds.csv --task regression --label price --prediction predicted_price"
+EPILOG = examples(
+    "evalcli compare preds.parquet truth.csv",
+    "evalcli compare scored.csv --label churned --score p_churn -m auroc -m f1",
+    "evalcli compare preds.csv truth.csv --id user_id --gate 'auroc>=0.8'",
+    "evalcli compare preds.csv --task regression --label price",
 )
 
 
 @user_errors
 def compare(
-    predictions: Annotated[str, typer.Argument(help="Predictions file (may also hold the truth).")],
-    truth: Annotated[str | None, typer.Argument(help="Truth file, joined on the id column(s).")]
-    = None,
+    predictions: Annotated[str, typer.Argument(
+        metavar="PREDICTIONS", help="The predictions file (it may hold the truth too).")],
+    truth: Annotated[str | None, typer.Argument(
+        metavar="TRUTH", help="The truth file, joined on the id column(s).")] = None,
     task: Annotated[str | None, typer.Option(
-        "--task", help="binary, multiclass, multilabel, ranking or regression (default: inferred).")
-    ] = None,
+        "--task", metavar="TASK", help="binary, multiclass, multilabel, ranking or regression "
+        "(default: inferred).")] = None,
     metric: Annotated[list[str] | None, typer.Option(
-        "--metric", "-m", help="Metric id to compute, repeatable (default: all that apply).")
-    ] = None,
+        "--metric", "-m", metavar="METRIC", help="A metric id to compute, such as auroc or "
+        "ndcg@10; repeatable (default: all that apply).")] = None,
     id: Annotated[list[str] | None, typer.Option(
-        "--id", help="Join key column(s), repeatable (default: inferred).")] = None,
-    label: Annotated[str | None, typer.Option("--label", help="Truth column.")] = None,
-    score: Annotated[str | None, typer.Option("--score", help="Score/probability column.")]
-    = None,
-    prediction: Annotated[str | None, typer.Option(
-        "--prediction", help="Hard prediction column.")] = None,
-    weight: Annotated[str | None, typer.Option("--weight", help="Sample weight column.")] = None,
-    positive: Annotated[str | None, typer.Option(
-        "--positive", help="Label value of the positive class (binary, string labels).")] = None,
-    gate: Annotated[list[str] | None, typer.Option(
-        "--gate", "-g", help="Inline gate such as 'auroc>=0.8' or 'log_loss<=0.4', repeatable.")
+        "--id", metavar="COLUMN", help="A join key column; repeatable (default: inferred).")
     ] = None,
+    label: Annotated[str | None, typer.Option(
+        "--label", metavar="COLUMN", help="The truth column.")] = None,
+    score: Annotated[str | None, typer.Option(
+        "--score", metavar="COLUMN", help="The score or probability column.")] = None,
+    prediction: Annotated[str | None, typer.Option(
+        "--prediction", metavar="COLUMN", help="The hard prediction column.")] = None,
+    weight: Annotated[str | None, typer.Option(
+        "--weight", metavar="COLUMN", help="The sample weight column.")] = None,
+    positive: Annotated[str | None, typer.Option(
+        "--positive", metavar="VALUE", help="The label of the positive class (binary, when "
+        "labels are not 0/1).")] = None,
+    gate: Annotated[list[str] | None, typer.Option(
+        "--gate", "-g", metavar="GATE", help="An inline gate such as 'auroc>=0.8' or "
+        "'log_loss<=0.4'; repeatable.")] = None,
     group_by: Annotated[list[str] | None, typer.Option(
-        "--group-by", help="Segment column: every metric per segment too, repeatable.")] = None,
+        "--group-by", metavar="COLUMN", help="A segment column: every metric per segment too; "
+        "repeatable.")] = None,
     drop_unmatched: Annotated[bool, typer.Option(
         "--drop-unmatched", help="Evaluate matched rows only instead of failing.")] = False,
-    format: Annotated[OutputFormat, typer.Option("--format", "-f", help="Output on stdout.")]
-    = OutputFormat.table,
+    format: Annotated[OutputFormat, typer.Option(
+        "--format", "-f", metavar="FORMAT", help="What to print on stdout: table, json, "
+        "markdown, junit, html or none.")] = OutputFormat.table,
     output: Annotated[list[Path] | None, typer.Option(
-        "--output", "-o", help="Write the report (format from the extension), repeatable.",
-        dir_okay=False)] = None,
+        "--output", "-o", metavar="PATH", help="Write the report here (the format comes from "
+        "the extension); repeatable.", dir_okay=False)] = None,
     curves: Annotated[Path | None, typer.Option(
-        "--curves", help="Write ROC/PR points (binary) or residuals (regression) into this "
-        "folder.", file_okay=False)] = None,
+        "--curves", metavar="DIR", help="Write ROC/PR points (binary) or residuals "
+        "(regression) into this folder.", file_okay=False)] = None,
     curves_format: Annotated[CurvesFormat, typer.Option(
-        "--curves-format", help="csv or parquet.")] = CurvesFormat.csv,
-    engine: Annotated[Engine | None, typer.Option("--engine", "-e", help=ENGINE_HELP)] = None,
+        "--curves-format", metavar="FORMAT", help="csv or parquet.")] = CurvesFormat.csv,
+    engine: Annotated[Engine | None, typer.Option(
+        "--engine", "-e", metavar="ENGINE", help=ENGINE_HELP)] = None,
     per_query: Annotated[Path | None, typer.Option(
-        "--per-query", help="Write each query's metric values (ranking) to this .parquet, .csv "
-        "or .jsonl file.", dir_okay=False)] = None,
+        "--per-query", metavar="PATH", help="Write each query's metric values (ranking) to "
+        "this .parquet, .csv or .jsonl file.", dir_okay=False)] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stderr.")] = False,
     verbose: Annotated[bool, typer.Option(
         "--verbose", "-v", help="Also print each step with its time on stderr.")] = False,

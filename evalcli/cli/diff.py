@@ -10,18 +10,18 @@ from typing import Annotated
 
 import typer
 
-from evalcli.cli.common import stdout, user_errors
+from evalcli.cli.common import examples, stdout, user_errors
 
-EPILOG = (
-    "Gates read each metric's direction: a drop is a change for the worse, whether higher or "
-    "lower is better. A value alone applies to every metric; METRIC=VALUE to one metric id "
-    "(replacing the value for all). Exit 1 when a gate fails, 2 when the reports cannot be "
-    "compared.\n\n"
-    "Examples:\n\n"
-    "  evalcli diff accepted.json report.json\n\n"
-    "  evalcli diff accepted.json report.json --max-drop 0.01\n\n"
-    "  evalcli diff accepted.json report.json --max-relative-drop 0.02 --max-drop auroc=0.005\n\n"
-    "  evalcli diff accepted.json report.json --min-improvement 0 -f markdown >> summary.md"
+EPILOG = examples(
+    "evalcli diff accepted.json report.json",
+    "evalcli diff accepted.json report.json --max-drop 0.01",
+    "evalcli diff accepted.json report.json --max-drop auroc=0.005",
+    "evalcli diff accepted.json report.json --max-relative-drop 0.02",
+    "evalcli diff accepted.json report.json -f markdown >> summary.md",
+    note="Changes are candidate − baseline. Gates read each metric's direction: a drop is a "
+    "change for the worse, whether higher or lower is better. A gate's value alone applies "
+    "to every metric; METRIC=X to one metric id (replacing the value for all). Exit 1 when a "
+    "gate fails, 2 when the reports cannot be compared.",
 )
 
 
@@ -31,36 +31,41 @@ class DiffFormat(str, Enum):
     markdown = "markdown"
 
 
-_GATE_HELP = "{what}: a number for every metric, or METRIC=NUMBER; repeatable."
+_GATE_HELP = "{what}; X alone for every metric, METRIC=X for one. Repeatable."
+_GATE = "[METRIC=]X"
 
 
 @user_errors
 def diff(
-    baseline: Annotated[Path, typer.Argument(help="The accepted JSON report.", dir_okay=False)],
-    candidate: Annotated[Path, typer.Argument(help="The new JSON report.", dir_okay=False)],
+    baseline: Annotated[Path, typer.Argument(
+        metavar="BASELINE", help="The accepted JSON report.", dir_okay=False)],
+    candidate: Annotated[Path, typer.Argument(
+        metavar="CANDIDATE", help="The new JSON report.", dir_okay=False)],
     max_drop: Annotated[list[str] | None, typer.Option(
-        "--max-drop", help=_GATE_HELP.format(what="Fail when a metric gets worse by more than "
-                                             "this (absolute)"))] = None,
+        "--max-drop", metavar=_GATE, help=_GATE_HELP.format(
+            what="Fail when a metric gets worse by more than X"))] = None,
     max_relative_drop: Annotated[list[str] | None, typer.Option(
-        "--max-relative-drop", help=_GATE_HELP.format(
-            what="Fail when a metric gets worse by more than this fraction of the baseline "
-            "(0.02 = 2%)"))] = None,
+        "--max-relative-drop", metavar=_GATE, help=_GATE_HELP.format(
+            what="Fail when a metric gets worse by more than X times its baseline value "
+            "(0.02: 2%)"))] = None,
     min_improvement: Annotated[list[str] | None, typer.Option(
-        "--min-improvement", help=_GATE_HELP.format(
-            what="Fail unless a metric gets better by at least this (absolute)"))] = None,
+        "--min-improvement", metavar=_GATE, help=_GATE_HELP.format(
+            what="Fail unless a metric gets better by at least X"))] = None,
     min_relative_improvement: Annotated[list[str] | None, typer.Option(
-        "--min-relative-improvement", help=_GATE_HELP.format(
-            what="Fail unless a metric gets better by at least this fraction"))] = None,
-    format: Annotated[DiffFormat, typer.Option("--format", "-f", help="Output on stdout.")]
-    = DiffFormat.table,
+        "--min-relative-improvement", metavar=_GATE, help=_GATE_HELP.format(
+            what="Fail unless a metric gets better by at least X times its baseline value"))
+    ] = None,
+    format: Annotated[DiffFormat, typer.Option(
+        "--format", "-f", metavar="FORMAT", help="What to print on stdout: table, json or "
+        "markdown.")] = DiffFormat.table,
     output: Annotated[Path | None, typer.Option(
-        "--output", "-o", help="Also write the diff (.json or .md), atomically.",
-        dir_okay=False)] = None,
+        "--output", "-o", metavar="PATH", help="Also write the diff (.json or .md), "
+        "atomically.", dir_okay=False)] = None,
 ) -> None:
     """Compare two JSON reports: deltas and regression gates.
 
-    Each metric's change is marked better or worse by its direction; gates limit how much a
-    metric may drop or require it to improve. Exit 1 when a gate fails.
+    Each metric's change (candidate − baseline) is marked better or worse by the metric's
+    direction; gates limit how much a metric may drop or require it to improve.
     """
     from evalcli.diff import diff_reports, gates_from_options, load_report, parse_gate_option
     from evalcli.errors import EXIT_GATE_FAILED, EXIT_OK

@@ -7,21 +7,26 @@ given with ``--plugin``), and warn on stderr about installed plugins that failed
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from evalcli.cli.common import stderr, stdout, user_errors
+from evalcli.cli.common import HelpCommand, HelpGroup, examples, stderr, stdout, user_errors
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
+    from rich.text import Text
+
     from evalcli.metrics.base import Metric
     from evalcli.metrics.registry import Registry
+    from evalcli.report.table import Grid
 
 app = typer.Typer(
     help="List the metrics, or show one in full.\n\nThe list gives each metric's family, "
     "parameters with their defaults, direction, one-line definition and origin.",
     invoke_without_command=True,
     no_args_is_help=False,
+    cls=HelpGroup,
 )
 
 PluginOption = Annotated[list[Path] | None, typer.Option(
@@ -57,23 +62,24 @@ def _origin(m: Metric) -> str:
     return m.origin.removeprefix("plugin ")
 
 
-@app.callback(invoke_without_command=True, epilog=(
-    "Examples:\n\n  evalcli metrics\n\n  evalcli metrics --family ranking\n\n"
-    "  evalcli metrics show auroc\n\n  evalcli metrics --plugin my_metrics.py"))
+@app.callback(invoke_without_command=True, epilog=examples(
+    "evalcli metrics", "evalcli metrics --family ranking", "evalcli metrics show auroc",
+    "evalcli metrics --plugin my_metrics.py"))
 @user_errors
 def list_metrics(
     ctx: typer.Context,
     family: Annotated[str | None, typer.Option(
-        "--family", "-f", help="Only this family (binary, multiclass, ...).")] = None,
+        "--family", "-f", metavar="FAMILY", help="Only this family: binary, multiclass, "
+        "multilabel, ranking, regression or a plugin's.")] = None,
     plugin: PluginOption = None,
 ) -> None:
     """List every registered metric."""
     if ctx.invoked_subcommand is not None:
         ctx.obj = plugin
         return
-    from rich import box
-    from rich.markup import escape
-    from rich.table import Table
+    from rich.text import Text
+
+    from evalcli.report.table import Fit
 
     reg = _registry(plugin)
     if family is not None:
@@ -82,42 +88,58 @@ def list_metrics(
     families = [family] if family else list(dict.fromkeys(m.family for m in reg))
     show_origin = any(m.origin != "built-in" for m in reg)
     for fam in families:
-        t = Table(box=box.SIMPLE_HEAVY, title=f"{fam}: {escape(reg.task(fam).summary)}",
-                  title_justify="left", title_style="bold")
-        t.add_column("metric", overflow="fold", ratio=2)
-        t.add_column("better", no_wrap=True)
-        t.add_column("definition", overflow="fold", ratio=3)
-        t.add_column("parameters (defaults)", overflow="fold", ratio=3, style="dim")
+        members = [m for m in reg if m.family == fam]
+        wide, narrow = (_metrics_grid(members, show_origin, params_apart=apart)
+                        for apart in (True, False))
+        out.print(Text(f"{fam}: {reg.task(fam).summary}", style="bold"))
+        out.print(Fit(wide.fit, narrow.fit, narrow.stacked, last=narrow.fitted))
+    out.print(Text("evalcli metrics show NAME for the formula and conventions", style="dim"))
+
+
+def _metrics_grid(members: list[Metric], show_origin: bool, params_apart: bool) -> Grid:
+    """The metrics of a family: parameters in a column of their own (``params_apart``) or on
+    a line below the definition. A parameter (``eps=2.220446049250313e-16``) never breaks."""
+    from rich import box
+    from rich.text import Text
+
+    from evalcli.report.table import Col, Grid
+
+    cols = [Col("metric", wrap=True, style="bold"), Col("better"),
+            Col("definition", wrap=True)]
+    cols += [Col("parameters (defaults)", wrap=True, style="dim")] if params_apart else []
+    cols += [Col("origin", wrap=True)] if show_origin else []
+    g = Grid(cols, box=box.SIMPLE_HEAVY)
+    for m in members:
+        name = Text(m.name, style="bold")
+        if m.aliases:
+            name.append("\n" + ", ".join(m.aliases), style="dim")
+        definition = Text(m.summary)
+        if not params_apart:
+            definition.append("\n" + _params(m), style="dim")
+        row: list[str | Text] = [name, m.direction, definition]
+        if params_apart:
+            row.append(_params(m))
         if show_origin:
-            t.add_column("origin", overflow="fold", ratio=1)
-        for m in reg:
-            if m.family != fam:
-                continue
-            name = escape(m.name) + (f"\n[dim]{escape(', '.join(m.aliases))}[/]"
-                                     if m.aliases else "")
-            row = [name, m.direction, escape(m.summary), escape(_params(m))]
-            if show_origin:
-                row.append(escape(_origin(m)))
-            t.add_row(*row)
-        out.print(t)
-    out.print("[dim]evalcli metrics show NAME for the formula and conventions[/]")
+            row.append(_origin(m))
+        g.add_row(*row)
+    return g
 
 
-@app.command("show", epilog="Examples:\n\n  evalcli metrics show ndcg\n\n"
-             "  evalcli metrics show f1 --family multiclass\n\n"
-             "  evalcli metrics show my_kpi --plugin my_metrics.py")
+@app.command("show", cls=HelpCommand, epilog=examples(
+    "evalcli metrics show ndcg", "evalcli metrics show f1 --family multiclass",
+    "evalcli metrics show my_kpi --plugin my_metrics.py"))
 @user_errors
 def show(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(
-        help="Metric name or alias (an id such as ndcg@10 works).")],
+        metavar="METRIC", help="A metric name or alias (an id such as ndcg@10 works too).")],
     family: Annotated[str | None, typer.Option(
-        "--family", "-f", help="The family, when the name exists in several.")] = None,
+        "--family", "-f", metavar="FAMILY", help="The family, when the name exists in "
+        "several.")] = None,
     plugin: PluginOption = None,
 ) -> None:
     """Print a metric's formula, parameters, conventions, peer and origin."""
-    from rich.markup import escape
-    from rich.table import Table
+    from rich.text import Text
 
     from evalcli.config import parse_metric_id
     from evalcli.errors import MetricError, clip, did_you_mean
@@ -144,31 +166,74 @@ def show(
             hint="run 'evalcli metrics' to list them")
     out = stdout()
     for m in found:
-        out.print(f"[bold]{escape(m.name)}[/] ({m.family}) — {escape(m.summary)}")
-        if m.aliases:
-            out.print(f"  aliases: {escape(', '.join(m.aliases))}")
-        out.print(f"  formula: {escape(m.formula)}")
-        out.print(f"  better: {m.direction}" + (
-            f"; range: [{m.range[0] if m.range[0] is not None else '-∞'}, "
-            f"{m.range[1] if m.range[1] is not None else '∞'}]" if m.range != (None, None) else ""))
-        needs = " and ".join(" or ".join(sorted(g)) for g in m.needs)
-        if needs:
-            out.print(f"  needs: {needs}")
-        if m.cutoff:
-            out.print(f"  cut-off: {m.name}@K sets '{m.cutoff}'")
-        if m.params:
-            t = Table(box=None, padding=(0, 2), show_header=True)
-            for c in ("parameter", "type", "default", "allowed", "meaning"):
-                t.add_column(c, overflow="fold")
-            for p in m.params:
-                default = "required" if p.default is None and not p.nullable else repr(p.default)
-                t.add_row(p.name, p.type.__name__, escape(default),
-                          escape(p.constraint() or "—"), escape(p.help))
-            out.print("  parameters:")
-            out.print(t)
-        if m.conventions:
-            out.print(f"  conventions: {escape(m.conventions)}")
-        if m.peer:
-            out.print(f"  defaults match: {escape(m.peer)}")
-        out.print(f"  origin: {escape(m.origin)}")
+        out.print(Text(f"{m.name} ({m.family}) — {m.summary}", style="bold"))
+        out.print(_details(m))
         out.print("")
+
+
+def _details(m: Metric) -> RenderableType:
+    """A metric in full: formula, direction, needs, parameters (a table when it fits, else
+    one block per parameter), conventions, peer and origin."""
+    from rich.console import Group
+
+    from evalcli.report.table import Fit, key_values
+
+    head: list[tuple[str, str]] = []
+    if m.aliases:
+        head.append(("aliases", ", ".join(m.aliases)))
+    head.append(("formula", m.formula))
+    rng = ""
+    if m.range != (None, None):
+        rng = (f"; range: [{m.range[0] if m.range[0] is not None else '-∞'}, "
+               f"{m.range[1] if m.range[1] is not None else '∞'}]")
+    head.append(("better", m.direction + rng))
+    needs = " and ".join(" or ".join(sorted(g)) for g in m.needs)
+    if needs:
+        head.append(("needs", needs))
+    if m.cutoff:
+        head.append(("cut-off", f"{m.name}@K sets '{m.cutoff}'"))
+    tail: list[tuple[str, str]] = []
+    if m.conventions:
+        tail.append(("conventions", m.conventions))
+    if m.peer:
+        tail.append(("defaults match", m.peer))
+    tail.append(("origin", m.origin))
+    items: list[RenderableType] = [key_values(head)]
+    if m.params:
+        from rich.padding import Padding
+
+        grid = _params_grid(m)
+        items += [key_values([("parameters", "")]),
+                  Padding(Fit(grid.fit, last=lambda w: _params_blocks(m)), (0, 0, 0, 3))]
+    items.append(key_values(tail))
+    return Group(*items)
+
+
+def _param_default(p: Any) -> str:
+    return "required" if p.default is None and not p.nullable else repr(p.default)
+
+
+def _params_grid(m: Metric) -> Grid:
+    from evalcli.report.table import Col, Grid
+
+    g = Grid([Col("parameter"), Col("type"), Col("default"), Col("allowed", wrap=True),
+              Col("meaning", wrap=True)], box=None)
+    for p in m.params:
+        g.add_row(p.name, p.type.__name__, _param_default(p), p.constraint() or "—", p.help)
+    return g
+
+
+def _params_blocks(m: Metric) -> RenderableType:
+    """One block per parameter: its name, type, default and allowed values on one line, its
+    meaning below."""
+    from rich.console import Group
+    from rich.padding import Padding
+    from rich.text import Text
+
+    blocks: list[RenderableType] = []
+    for p in m.params:
+        line = Text(p.name, style="bold")
+        line.append(f"  {p.type.__name__}, default {_param_default(p)}"
+                    + (f"; {p.constraint()}" if p.constraint() else ""), style="dim")
+        blocks += [Padding(line, (0, 0, 0, 1)), Padding(Text(p.help), (0, 0, 0, 3))]
+    return Group(*blocks)

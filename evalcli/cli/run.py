@@ -11,6 +11,7 @@ import typer
 from evalcli.cli.common import (
     announce_plugins,
     emit,
+    examples,
     exit_code,
     progress,
     user_errors,
@@ -20,14 +21,13 @@ from evalcli.cli.common import (
 if TYPE_CHECKING:
     from evalcli.config import Config
 
-EPILOG = (
-    "Examples:\n\n"
-    "  evalcli run configs/binary-quickstart.yaml\n\n"
-    "  evalcli run configs/binary-gated.yaml --format json > report.json\n\n"
-    "  evalcli run configs/binary-gated.yaml -o report.json --predictions new_preds.parquet\n\n"
-    "  evalcli run configs/binary-gated.yaml --no-gate\n\n"
-    "  evalcli run configs/binary-gated.yaml -o report.json -o summary.md -o report.html\n\n"
-    "  evalcli run configs/binary-gated.yaml --baseline accepted.json --curves curves/"
+EPILOG = examples(
+    "evalcli run configs/binary-quickstart.yaml",
+    "evalcli run configs/binary-gated.yaml --format json > report.json",
+    "evalcli run configs/binary-gated.yaml -o report.json -o summary.md",
+    "evalcli run configs/binary-gated.yaml --predictions new.parquet",
+    "evalcli run configs/binary-gated.yaml --no-gate",
+    "evalcli run configs/binary-gated.yaml --baseline accepted.json",
 )
 
 
@@ -47,8 +47,8 @@ class Engine(str, Enum):
     spark = "spark"
 
 
-ENGINE_HELP = ("Run on this engine instead of the config's: auto, polars, streaming, or spark "
-               "(needs pip install 'evalcli\\[spark]' and Java 17+).")
+ENGINE_HELP = ("Run on this engine instead of the config's: auto, polars, streaming or spark "
+               "(spark needs pip install 'evalcli\\[spark]' and Java 17+).")
 
 
 class CurvesFormat(str, Enum):
@@ -58,34 +58,38 @@ class CurvesFormat(str, Enum):
 
 @user_errors
 def run(
-    config: Annotated[Path, typer.Argument(help="YAML config (see 'evalcli schema').",
-                                           dir_okay=False)],
+    config: Annotated[Path, typer.Argument(
+        help="The YAML config (see 'evalcli schema').", dir_okay=False, metavar="CONFIG")],
     format: Annotated[OutputFormat, typer.Option(
-        "--format", "-f", help="What to print on stdout; json prints only the report.")
+        "--format", "-f", metavar="FORMAT", help="What to print on stdout: table, json, "
+        "markdown, junit, html or none (json prints only the report).")
     ] = OutputFormat.table,
     output: Annotated[list[Path] | None, typer.Option(
-        "--output", "-o", help="Write the report here (format from the extension: .json, "
-        ".md, .xml, .html), atomically; repeatable. Adds to the config's 'report:'.",
-        dir_okay=False)] = None,
+        "--output", "-o", metavar="PATH", help="Write the report here, atomically; the format "
+        "comes from the extension (.json, .md, .xml, .html). Repeatable; adds to the config's "
+        "'report:'.", dir_okay=False)] = None,
     predictions: Annotated[str | None, typer.Option(
-        "--predictions", "-p", help="Use this predictions file instead of the config's.")] = None,
+        "--predictions", "-p", metavar="PATH",
+        help="Use this predictions file instead of the config's.")] = None,
     truth: Annotated[str | None, typer.Option(
-        "--truth", "-t", help="Use this truth file instead of the config's.")] = None,
+        "--truth", "-t", metavar="PATH", help="Use this truth file instead of the config's.")
+    ] = None,
     gate: Annotated[bool, typer.Option(
         "--gate/--no-gate", help="--no-gate reports without failing on thresholds (exit 0).")
     ] = True,
     baseline: Annotated[str | None, typer.Option(
-        "--baseline", "-b", help="Compare with this accepted JSON report (replaces the "
-        "config's baseline report; its change gates apply).")] = None,
+        "--baseline", "-b", metavar="REPORT", help="Compare with this accepted JSON report "
+        "(instead of the config's baseline report; its change gates apply).")] = None,
     curves: Annotated[Path | None, typer.Option(
-        "--curves", help="Write ROC/PR points (binary) or residuals (regression) into this "
-        "folder.", file_okay=False)] = None,
+        "--curves", metavar="DIR", help="Write ROC/PR points (binary) or residuals "
+        "(regression) into this folder.", file_okay=False)] = None,
     curves_format: Annotated[CurvesFormat | None, typer.Option(
-        "--curves-format", help="csv (default) or parquet.")] = None,
-    engine: Annotated[Engine | None, typer.Option("--engine", "-e", help=ENGINE_HELP)] = None,
+        "--curves-format", metavar="FORMAT", help="csv (default) or parquet.")] = None,
+    engine: Annotated[Engine | None, typer.Option(
+        "--engine", "-e", metavar="ENGINE", help=ENGINE_HELP)] = None,
     per_query: Annotated[Path | None, typer.Option(
-        "--per-query", help="Write each query's metric values (ranking) to this .parquet, .csv "
-        "or .jsonl file.", dir_okay=False)] = None,
+        "--per-query", metavar="PATH", help="Write each query's metric values (ranking) to "
+        "this .parquet, .csv or .jsonl file.", dir_okay=False)] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stderr.")] = False,
     verbose: Annotated[bool, typer.Option(
         "--verbose", "-v", help="Also print each step with its time on stderr.")] = False,

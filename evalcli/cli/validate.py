@@ -7,14 +7,16 @@ from typing import Annotated
 
 import typer
 
-from evalcli.cli.common import say, stdout, user_errors
+from evalcli.cli.common import examples, say, stdout, user_errors
 
-EPILOG = "Examples:\n\n  evalcli validate configs/binary-gated.yaml"
+EPILOG = examples("evalcli validate configs/binary-gated.yaml",
+                  "evalcli validate my-config.yaml --quiet")
 
 
 @user_errors
 def validate(
-    config: Annotated[Path, typer.Argument(help="YAML config to check.", dir_okay=False)],
+    config: Annotated[Path, typer.Argument(
+        metavar="CONFIG", help="The YAML config to check.", dir_okay=False)],
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stderr.")] = False,
 ) -> None:
     """Check a config and its files' columns without computing.
