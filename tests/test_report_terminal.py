@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import io
 import json
+import re
+from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from evalcli.cli.common import progress
@@ -65,21 +68,73 @@ def test_no_progress_display_without_a_terminal():
     assert buf.getvalue() == ""
 
 
-def test_progress_spinner_on_a_terminal_is_transient():
-    buf = io.StringIO()
-    console = Console(file=buf, force_terminal=True, width=80)
+@pytest.fixture
+def terminal(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
+    """stderr as a terminal 80 columns wide: what it shows lands in the returned buffer."""
     import evalcli.cli.common as common
 
-    original, is_terminal = common.stderr, common._stderr_is_terminal
-    common.stderr = lambda: console  # type: ignore[assignment]
-    common._stderr_is_terminal = lambda: True  # type: ignore[assignment]
-    try:
-        with progress() as say:
-            say("computing 3 metric(s)")
-    finally:
-        common.stderr = original  # type: ignore[assignment]
-        common._stderr_is_terminal = is_terminal  # type: ignore[assignment]
-    assert "computing 3 metric(s)" in buf.getvalue()  # drawn, then cleared
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, width=80, no_color=True, highlight=False)
+    monkeypatch.setattr(common, "stderr", lambda: console)
+    monkeypatch.setattr(common, "_stderr_is_terminal", lambda: True)
+    return buf
+
+
+def test_progress_on_a_terminal_shows_the_phase_the_inputs_and_the_time(terminal, tmp_path):
+    pq = tmp_path / "preds.parquet"
+    import polars as pl
+
+    pl.DataFrame({"id": range(1234), "score": [0.5] * 1234}).write_parquet(pq)
+    csv = tmp_path / "truth.csv"
+    csv.write_text("id,label\n" + "".join(f"{i},1\n" for i in range(1234)))
+    with progress(inputs=[str(pq), str(csv)]) as say:
+        say("computing 3 metric(s)")
+    shown = terminal.getvalue()
+    assert "computing 3 metric(s)" in shown
+    assert f"inputs: 1,234 rows + {_kb(csv)}" in shown  # the Parquet footer; the CSV's size
+    assert "0:00:0" in shown  # elapsed time
+    assert shown.rstrip().endswith("\x1b[2K") or "\x1b[1A" in shown  # cleared at the end
+    assert say.elapsed is not None and say.elapsed >= 0
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
+
+
+def _kb(path: Path) -> str:
+    return f"{path.stat().st_size / 1e3:.1f} kB"
+
+
+def test_input_facts_read_nothing_but_a_parquet_footer(tmp_path, monkeypatch):
+    """A CSV is never opened for a count (that would be a second pass over the data)."""
+    from evalcli.cli.common import input_facts
+
+    csv = tmp_path / "big.csv"
+    csv.write_text("a\n" * 5000)
+    opened: list[str] = []
+    import builtins
+
+    real_open = builtins.open
+    monkeypatch.setattr(builtins, "open", lambda f, *a, **k: opened.append(str(f)) or
+                        real_open(f, *a, **k))
+    assert input_facts([str(csv), str(tmp_path), "https://host/x.csv", "-"]) == "inputs: 10.0 kB"
+    assert opened == []
+
+
+def test_the_summary_line_on_a_terminal_says_what_was_evaluated_and_how_long(cli, terminal):
+    out = cli("run", str(CONFIGS / "binary-gated.yaml"), "-f", "none")
+    assert out.exit_code == 0
+    last = _plain(terminal.getvalue()).rstrip().splitlines()[-1]
+    assert re.fullmatch(r"passed: 7 metrics, 4 gates · 228 rows in \d+\.\d\d s", last), last
+    ranking = cli("run", str(CONFIGS / "ranking-lists.yaml"), "-f", "none")
+    assert ranking.exit_code == 0
+    last = _plain(terminal.getvalue()).rstrip().splitlines()[-1]
+    assert re.fullmatch(r"done: 4 metrics, no gates · 39 queries in \d+\.\d\d s", last), last
+
+
+def test_quiet_shows_nothing_even_on_a_terminal(cli, terminal):
+    out = cli("run", str(CONFIGS / "binary-gated.yaml"), "-f", "none", "-q")
+    assert out.exit_code == 0 and out.stderr == "" and terminal.getvalue() == ""
 
 
 def test_no_color_is_respected(cli):

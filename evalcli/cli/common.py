@@ -265,41 +265,123 @@ def announce_plugins(quiet: bool = False) -> Iterator[None]:
         yield
 
 
-@contextlib.contextmanager
-def progress(quiet: bool = False, verbose: bool = False) -> Iterator[Callable[[str], None]]:
-    """A progress display on stderr: a spinner on a terminal; with ``verbose``, one line per
-    step with its time. Nothing when ``quiet`` or when stderr is not a terminal (CI logs)."""
-    started = [time.perf_counter()]
-    last: list[str] = []
+class Steps:
+    """What a run is doing: the runner calls it with each phase. It times the phases (one line
+    each on stderr with ``verbose``), shows them live on a terminal (see :func:`progress`) and
+    knows the run's elapsed time for the summary line."""
 
-    def log(msg: str) -> None:
+    def __init__(self, verbose: bool = False, show: Callable[[str], None] | None = None) -> None:
+        self.verbose = verbose
+        self.show = show
+        self.started = self._step_started = time.perf_counter()
+        self.elapsed: float | None = None
+        self._step = ""
+
+    def __call__(self, msg: str) -> None:
         now = time.perf_counter()
-        if verbose and last:
-            say(f"{last[0]}: {now - started[0]:.2f} s", style="dim")
-        started[0] = now
-        last[:] = [msg]
+        if self.verbose and self._step:
+            say(f"{self._step}: {now - self._step_started:.2f} s", style="dim")
+        self._step, self._step_started = msg, now
+        if self.show is not None:
+            self.show(msg)
 
+    def finish(self) -> None:
+        self("")
+        self.elapsed = time.perf_counter() - self.started
+
+
+def _size(n: int) -> str:
+    """
+    >>> _size(950), _size(4_100), _size(12_345_678)
+    ('950 B', '4.1 kB', '12.3 MB')
+    """
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} B"
+
+
+def input_facts(paths: Sequence[str]) -> str:
+    """What is known of the inputs without reading them: a Parquet file's row count (from its
+    footer), else a file's size. Folders, URLs and standard input say nothing.
+
+    >>> input_facts([])
+    ''
+    """
+    parts: list[tuple[int | None, str]] = []
+    for path in dict.fromkeys(paths):
+        if not os.path.isfile(path):
+            continue
+        rows = None
+        if path.lower().endswith(".parquet"):
+            try:
+                import polars as pl
+
+                rows = int(pl.scan_parquet(path).select(pl.len()).collect().item())
+            except Exception:  # a broken file: the run itself will say so
+                rows = None
+        parts.append((rows, f"{rows:,} rows" if rows is not None else
+                      _size(os.path.getsize(path))))
+    if not parts:
+        return ""
+    if len(parts) > 1 and all(rows is not None for rows, _ in parts):
+        return "inputs: " + " + ".join(f"{rows:,}" for rows, _ in parts) + " rows"
+    return "inputs: " + " + ".join(text for _, text in parts)
+
+
+def config_inputs(cfg: Any) -> list[str]:
+    """The data files a config reads (resolved): its predictions and truth."""
+    specs = [getattr(cfg, "predictions", None), getattr(cfg, "truth", None)]
+    return [cfg.resolve(p) for s in specs if isinstance(p := getattr(s, "path", None), str)]
+
+
+@contextlib.contextmanager
+def progress(quiet: bool = False, verbose: bool = False,
+             inputs: Sequence[str] = ()) -> Iterator[Steps]:
+    """What the run is doing, on stderr. On a terminal: a live line with a spinner, the
+    phase, what is known of the inputs without reading them (:func:`input_facts`) and the
+    elapsed time, cleared at the end (the summary line of :func:`emit` follows). With
+    ``verbose``, one line per phase with its time. Nothing when ``quiet``, nor on a stderr
+    that is not a terminal (a CI log) except the verbose lines."""
     if quiet:
-        yield lambda _msg: None
+        steps = Steps()
+        yield steps
+        steps.elapsed = time.perf_counter() - steps.started
         return
     if not _stderr_is_terminal():
-        yield log
-        log("")
+        steps = Steps(verbose)
+        yield steps
+        steps.finish()
         return
-    console = stderr()
-    with console.status("starting", spinner="dots") as status:
-        def update(msg: str) -> None:
-            log(msg)
-            status.update(msg)
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.table import Column
 
-        yield update
-    log("")
+    console = stderr()
+    facts = input_facts(inputs)
+
+    def line(msg: str) -> str:  # the phase, and what is known of the inputs when it fits
+        room = max(console.width - 12, 10)  # after the spinner and the time
+        full = f"{msg} · {facts}" if facts else msg
+        if len(full) <= room:
+            return full
+        return msg if len(msg) <= room else msg[:room - 1] + "…"
+
+    with Progress(SpinnerColumn("dots"), TimeElapsedColumn(),
+                  TextColumn("{task.description}", markup=False,
+                             table_column=Column(no_wrap=True, overflow="ellipsis")),
+                  console=console, transient=True) as bar:
+        task = bar.add_task(line("starting"), total=None)
+        steps = Steps(verbose, lambda msg: bar.update(task, description=line(msg), refresh=True))
+        yield steps
+        steps.show = None
+    steps.finish()
 
 
 def emit(result: RunResult, fmt: str, targets: Targets | None = None, quiet: bool = False,
-         verbose: bool = False) -> None:
+         verbose: bool = False, steps: Steps | None = None) -> None:
     """Write every output of ``targets`` (all or none), print the report in ``fmt`` on stdout,
-    and end with a one-line summary on stderr."""
+    and end with a one-line summary on stderr: the verdict, and on a terminal what was
+    evaluated and in how long."""
     from evalcli.report import ReportFormat, render
     from evalcli.report.outputs import write_all
 
@@ -330,7 +412,18 @@ def emit(result: RunResult, fmt: str, targets: Targets | None = None, quiet: boo
         line = summary(result)
         style = "green" if line.startswith("passed") else (
             "bold red" if line.startswith("FAILED") else "dim")
+        if steps is not None and steps.elapsed is not None and _stderr_is_terminal():
+            line += f" · {evaluated(result)} in {steps.elapsed:.2f} s"
         say(line, style=style)
+
+
+def evaluated(result: RunResult) -> str:
+    """What a run evaluated, in a few words: its queries (ranking) or its rows."""
+    a = result.alignment
+    if "queries_in_both" in a.extra:
+        return f"{a.extra['queries_in_both']:,} queries"
+    n = a.matched - a.dropped_nulls
+    return f"{n:,} row{'s' if n != 1 else ''}"
 
 
 def wants_curves(fmt: str, outputs: Sequence[Path]) -> bool:

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from evalcli.cli.common import (
+    config_inputs,
     emit,
     examples,
     exit_code,
@@ -104,12 +105,12 @@ def compare(
     outputs = list(output or [])
     targets = output_targets(cfg, outputs,
                              (curves, curves_format.value) if curves is not None else None)
-    with progress(quiet, verbose) as say:
-        result = run_config(cfg, progress=say, write_per_query=False,
+    with progress(quiet, verbose, config_inputs(cfg)) as steps:
+        result = run_config(cfg, progress=steps, write_per_query=False,
                             curves=curves is not None or wants_curves(format.value, outputs))
     if not quiet:
         for role, file in result.unused_columns.items():
             say_line(f"note: {file} has a column '{role}' that is not used; "
                      f"--{role} {role} would use it")
-    emit(result, format.value, targets, quiet, verbose)
+    emit(result, format.value, targets, quiet, verbose, steps)
     raise typer.Exit(exit_code(result))

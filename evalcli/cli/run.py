@@ -10,6 +10,7 @@ import typer
 
 from evalcli.cli.common import (
     announce_plugins,
+    config_inputs,
     emit,
     examples,
     exit_code,
@@ -107,10 +108,10 @@ def run(
     outputs = [Path(cfg.resolve(p)) for p in cfg.report] + list(output or [])
     curves_to = curves_target(cfg, curves, curves_format)
     targets = output_targets(cfg, outputs, curves_to, also_inputs=[config])
-    with progress(quiet, verbose) as say, announce_plugins(quiet):
-        result = run_config(cfg, gating=gate, progress=say, write_per_query=False,
+    with progress(quiet, verbose, config_inputs(cfg)) as steps, announce_plugins(quiet):
+        result = run_config(cfg, gating=gate, progress=steps, write_per_query=False,
                             curves=curves_to is not None or wants_curves(format.value, outputs))
-    emit(result, format.value, targets, quiet, verbose)
+    emit(result, format.value, targets, quiet, verbose, steps)
     raise typer.Exit(exit_code(result))
 
 
