@@ -81,10 +81,19 @@ def test_examples_are_whole_lines_at_80_columns(command):
     text = help_text(command, 80)
     examples = text[text.index("Examples:"):].splitlines()[1:]
     shown = [line.strip() for line in examples if line.strip()]
-    assert shown and all(line.startswith("evalcli") for line in shown), shown
+    assert shown and all(line.startswith("$ evalcli ") for line in shown), shown
     epilog = click_command(command).epilog or ""
     written = [line.strip() for line in epilog.split("Examples:")[1].splitlines() if line.strip()]
     assert shown == [w.replace("\\[", "[") for w in written]
+
+
+def test_the_command_list_is_the_only_thing_after_commands():
+    """Below the Commands panel, no line reads like a command name (the example lines start
+    with a prompt), so a tool listing the commands from --help finds exactly the commands."""
+    text = help_text((), 80)
+    after = text[text.index("Commands"):].splitlines()[1:]
+    names = {line.strip("│| ").split()[0] for line in after if re.match(r"^[│| ]+[a-z]", line)}
+    assert names == {"run", "compare", "validate", "diff", "schema", "metrics"}
 
 
 def test_a_flag_takes_no_value():

@@ -77,7 +77,7 @@ def paragraphs(text: str | None) -> str | None:
 def examples(*commands: str, note: str = "") -> str:
     """A command's epilog: an optional paragraph, then ``Examples:`` with one command a line
     (each short enough for an 80-column terminal)."""
-    body = (f"{note}\n\n" if note else "") + "Examples:\n" + "\n".join(f"  {c}" for c in commands)
+    body = (f"{note}\n\n" if note else "") + "Examples:\n" + "\n".join(f"  $ {c}" for c in commands)
     # Typer dedents the epilog by its lines' common indent: the leading empty line keeps the
     # commands indented under the heading; '[' would start Rich markup
     return "\n" + body.replace("[", "\\[")
