@@ -26,6 +26,7 @@ from evalcli.align import (
 )
 from evalcli.engine.plan import Plan
 from evalcli.errors import InputDataError
+from evalcli.metrics import stats as stats_
 from evalcli.metrics.base import AbsentLabel, AggStat, Check, Context, FrameStat, Stat
 from evalcli.metrics.task import TaskInput
 from evalcli.result import AlignmentInfo, MetricResult, SegmentResult
@@ -118,7 +119,19 @@ def compute(plan: Plan, a: Aligned, stats: Mapping[str, Stat], engine: str) -> C
     seg_cols = [SEG + s for s in a.segments]
     aggs = [st for st in stats.values() if isinstance(st, AggStat)]
     frames = [st for st in stats.values() if isinstance(st, FrameStat)]
-    agg_exprs = [e for st in aggs for e in st.exprs()]
+    # exact sums add their row-level steps as columns first (see metrics.stats.Staging); in
+    # memory, the grids of sums placed at the data are found first (a pass over the frame
+    # that is cheaper than a nested aggregation, which would not stream)
+    with stats_.staged() as staging:
+        agg_exprs = [e for st in aggs for e in st.exprs()]
+    grids = None
+    if engine == "polars" and staging.grids:
+        try:
+            grids = staging.grid_values(norm)
+        except (pl.exceptions.ComputeError, pl.exceptions.InvalidOperationError,
+                pl.exceptions.SchemaError):
+            grids = None  # bad data: the checks of the pass below say what is wrong
+    agg_rows = staging.apply(norm, grids)
 
     full = plan.task.join == "full" and a.truth_rows is not None
     matched_expr = (pl.col("__in_predictions") & pl.col("__in_truth")).sum() if full else pl.len()
@@ -126,11 +139,11 @@ def compute(plan: Plan, a: Aligned, stats: Mapping[str, Stat], engine: str) -> C
         base.select([matched_expr.alias("rows"), *_null_exprs(a, needed)]),
         filtered.select([pl.len().alias("rows"),
                          *(c.violation().sum().alias(f"check:{n}") for n, c in checks.items())]),
-        norm.select(agg_exprs) if agg_exprs else pl.LazyFrame({"_": [0]}),
+        agg_rows.select(agg_exprs) if agg_exprs else pl.LazyFrame({"_": [0]}),
     ]
     queries += [fs.build(norm, []) for fs in frames]
     if seg_cols:
-        queries.append(norm.group_by(seg_cols).agg([pl.len().alias("__rows"), *agg_exprs])
+        queries.append(agg_rows.group_by(seg_cols).agg([pl.len().alias("__rows"), *agg_exprs])
                        .sort(seg_cols, nulls_last=True))
         queries += [fs.build(norm, seg_cols) for fs in frames]
     sides = [a.pred_rows.select(pl.len())]
@@ -192,31 +205,64 @@ def compute(plan: Plan, a: Aligned, stats: Mapping[str, Stat], engine: str) -> C
 
     pos = 2
     overall: dict[str, Any] = {}
-    agg_row = results[pos].row(0, named=True) if agg_exprs else {}
-    for st in aggs:
-        overall[st.key] = {k: v for k, v in agg_row.items() if k.startswith(st.key + ".")}
+    agg_df = results[pos]
+    seg_pos = pos + 1 + len(frames)
+    seg_df = results[seg_pos] if seg_cols else None
+    if agg_exprs:
+        agg_df, seg_df = _fetch_aside(staging, agg_rows, agg_df, seg_df, seg_cols, engine)
+        for st in aggs:
+            overall[st.key] = _partial_stat(st, agg_df, [])[()]
     pos += 1
     for fs in frames:
-        overall[fs.key] = results[pos]
+        overall[fs.key] = stats_.finalize_frame(results[pos])
         pos += 1
     segments: list[tuple[dict[str, Any], int, dict[str, Any]]] = []
-    if seg_cols:
-        seg_df = results[pos]
+    if seg_cols and seg_df is not None:
         pos += 1
         parts = {}
         for fs in frames:
-            parts[fs.key] = results[pos].partition_by(seg_cols, as_dict=True, include_key=False)
+            parts[fs.key] = stats_.finalize_frame(results[pos]).partition_by(
+                seg_cols, as_dict=True, include_key=False)
             pos += 1
-        for row in seg_df.iter_rows(named=True):
+        seg_stats = {st.key: _partial_stat(st, seg_df, seg_cols) for st in aggs}
+        for row in seg_df.select(*seg_cols, "__rows").iter_rows(named=True):
             values: dict[str, Any] = {}
-            for st in aggs:
-                values[st.key] = {k: v for k, v in row.items() if k.startswith(st.key + ".")}
             keyt = tuple(row[c] for c in seg_cols)
+            for st in aggs:
+                values[st.key] = seg_stats[st.key][keyt]
             for fs in frames:
                 empty = overall[fs.key].clear()
                 values[fs.key] = parts[fs.key].get(keyt, empty)
             segments.append((_segment_key(row, a.segments), int(row["__rows"]), values))
     return Computed(overall, segments, alignment, engine)
+
+
+def _fetch_aside(staging: stats_.Staging, lf: pl.LazyFrame, agg_df: pl.DataFrame,
+                 seg_df: pl.DataFrame | None, seg_cols: list[str], engine: str
+                 ) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """The values exact sums kept aside (counted in the pass), fetched when any were: one more
+    pass over the rows, for data beyond a sum's grid (rare; see stats.exact_sum)."""
+    eng = "streaming" if engine == "streaming" else "auto"
+    agg_df = staging.fetch_aside(lf, agg_df, (), eng)
+    if seg_df is not None:
+        seg_df = staging.fetch_aside(lf, seg_df, seg_cols, eng)
+    return agg_df, seg_df
+
+
+def _partial_stat(st: AggStat, df: pl.DataFrame, keys: list[str]
+                  ) -> dict[tuple[Any, ...], dict[str, Any]]:
+    """An AggStat's values per key from the pass's partial rows (one part): its combine when
+    it is a function (the same as for several parts), else its exact sums' values."""
+    own = [c for c in df.columns if c.startswith(st.key + ".")]
+    part = df.select(*keys, *own)
+    if callable(st.combine):
+        part = st.combine(part, keys)
+        own = [c for c in part.columns if c.startswith(st.key + ".")]
+    out = {}
+    for row in part.iter_rows(named=True):
+        done = stats_.finalize_row({c: row[c] for c in own})
+        out[tuple(row[k] for k in keys)] = done
+    return out
 
 
 def _no_rows_in_a_file(a: Aligned, pred_n: int, truth_n: int) -> None:

@@ -159,14 +159,21 @@ class AggStat:
 
     ``exprs`` build Polars aggregation expressions (each ``.alias``-ed with a column name that
     is unique to this statistic, prefix it with the key). ``combine`` maps each output column to
-    how two parts combine (``"sum"``, ``"max"`` or ``"min"``), or is a function that merges a
-    frame of partial rows (grouped by the segment keys) into one row per segment.
+    how two parts combine (``"sum"``, ``"max"`` or ``"min"``; ``"exact_sum"`` for a float sum
+    built by :func:`evalcli.metrics.stats.exact_sum`, whose partial columns the engines add
+    exactly and turn into the sum under this name), or is a function that merges a frame of
+    partial rows (grouped by the segment keys) into one row per segment.
+
+    A float sum must be an ``exact_sum``: the same rows then give the same bits whatever the
+    input format, the chunks, the row order or the engine (a plain ``sum`` of non-integer
+    floats depends on the order of its additions). Counts and sums of integer values are exact
+    as ``sum`` below 2^53.
     """
 
     key: str
     exprs: Callable[[], list[pl.Expr]]
     combine: (
-        Mapping[str, Literal["sum", "max", "min"]]
+        Mapping[str, Literal["sum", "max", "min", "exact_sum"]]
         | Callable[[pl.DataFrame, list[str]], pl.DataFrame]
     )
     partition_by: tuple[str, ...] = ()

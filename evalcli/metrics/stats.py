@@ -1,41 +1,509 @@
-"""Helpers shared by the metric families: combining partial statistics, curves from counts.
+"""Helpers shared by the metric families: exact sums, combining partial statistics, curves
+from counts.
 
-Everything here works on small frames of statistics, never on the rows of the input.
+Exact sums. A float sum depends on the order of its additions, so the same rows read as CSV or
+Parquet (other chunks), shuffled, streamed or split over Spark partitions would give a last
+digit that depends on how the rows were split. :func:`exact_sum` makes a sum independent of
+the split: every value is cut into integer digits on a binary grid (limbs), the digits are
+added as integers (exact, in any order), the values the grid cannot hold exactly (bits below
+it, or beyond its top) are kept aside as they are, and :func:`exact_value` adds everything in
+exact arithmetic and rounds once. The result is the correctly rounded sum of the values,
+whatever the split: ``math.fsum`` of them.
+
+Everything else here works on small frames of statistics, never on the rows of the input.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Literal
+import math
+import re
+import struct
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
 if TYPE_CHECKING:
     from evalcli.metrics.base import Context
 
-CombineOp = Literal["sum", "max", "min"]
+CombineOp = Literal["sum", "max", "min", "exact_sum"]
+
+
+# --------------------------------------------------------------------------- exact sums
+
+LIMB = 51
+"""Bits between the positions of two limbs. A limb's digit is the rounded quotient of what the
+limbs above left of the value by 2^position, at most 2^51 in magnitude: ``r + 1.5·2^(52+j)``
+rounds ``r`` to a multiple of 2^j and holds the digit in its low mantissa bits (no cast)."""
+TOP = 6
+"""Default top of the grid: values with |x| <= 2^6 go into the limbs (a log-loss term is at
+most −log(2.2e-16) ≈ 36; a probability, a ratio, a squared probability error at most 1)."""
+WEIGHTED_TOP = 62
+"""Top for sums of weighted terms or raw weights: any weight up to 4.6e18."""
+MARK = "#x:"
+"""Partial columns of an exact sum named N are ``N#x:<part>``: ``j`` (position of the top
+limb), ``i<k>`` (the digits' sum mod 2^64), ``f<k>`` (the same sum as a float, to undo the
+wrap), ``n`` (values), ``e`` (the values or remainders the grid does not hold; or ``c``, their
+count, until the engine fetches them), ``h`` (the values beyond the top, signed count: the
+digits hold them as ±2^top)."""
+_PART = re.compile(r"^(.*)#x:(j|n|e|c|h|i\d+|f\d+)$")
+_I64 = 1 << 64
+_J_MAX = 971  # 1.5·2^(52+j) finite
+_J_MIN = -1074  # 1.5·2^(52+j) normal
+
+
+def _magic(j: int) -> float:
+    return math.ldexp(1.5, 52 + j)
+
+
+def _magic_bits(j: int) -> int:
+    bits: int = struct.unpack("<q", struct.pack("<d", _magic(j)))[0]
+    return bits
+
+
+class Staging:
+    """Row-level columns that exact sums add before aggregating (a column per step of a limb).
+
+    An expression tree that reuses a sub-expression is evaluated once per use (Polars'
+    sub-expression elimination does not nest), so a limb computed from the previous limb's
+    remainder would recompute the value 2^k times. Under :func:`staged`, :func:`exact_sum`
+    registers each step as a column here, at its depth, and refers to it by name; the engine
+    adds the columns depth by depth (:meth:`apply`) before aggregating. Without staging the
+    expressions are self-contained (the same digits, slower): any engine can use them.
+
+    Two more things the engine does for staged sums. It may evaluate the grids of sums placed
+    at the data (``top=None``) before the pass (:meth:`grid_values`: the pass then needs no
+    nested aggregation, and streams). And the values the grid cannot hold are only counted
+    in the pass (``c``); when a count is not 0 the engine fetches them (:meth:`aside_exprs`)
+    into the ``e`` column :func:`exact_value` reads.
+    """
+
+    def __init__(self) -> None:
+        self.levels: list[dict[str, pl.Expr]] = []
+        self.grids: dict[str, pl.Expr] = {}
+        """Column of a sum's grid position -> its value as an aggregation over the frame."""
+        self.aside: dict[str, tuple[str, str]] = {}
+        """Exact sum -> (column of the values kept aside, column saying which rows)."""
+
+    def column(self, level: int, name: str, expr: pl.Expr) -> pl.Expr:
+        while len(self.levels) <= level:
+            self.levels.append({})
+        self.levels[level].setdefault(name, expr.alias(name))
+        return pl.col(name)
+
+    def apply(self, lf: pl.LazyFrame, grids: Mapping[str, int] | None = None) -> pl.LazyFrame:
+        """``lf`` with every staged column; grid positions from ``grids`` when given."""
+        for level in self.levels:
+            cols = [pl.lit(grids[name], dtype=pl.Int64).alias(name)
+                    if grids is not None and name in grids else e for name, e in level.items()]
+            if cols:
+                lf = lf.with_columns(cols)
+        return lf
+
+    def grid_values(self, lf: pl.LazyFrame) -> dict[str, int]:
+        """The grid positions of the sums placed at the data, from one aggregation over
+        ``lf`` (for a frame in memory: cheaper than the nested aggregation in the pass)."""
+        if not self.grids:
+            return {}
+        row = lf.select([e.alias(n) for n, e in self.grids.items()]).collect().row(
+            0, named=True)
+        return {n: int(v) for n, v in row.items()}
+
+    def aside_exprs(self, names: Sequence[str]) -> list[pl.Expr]:
+        """Aggregations fetching the values sums ``names`` kept aside (their ``e`` column)."""
+        return [pl.col(kept).filter(pl.col(which)).implode().alias(f"{name}{MARK}e")
+                for name, (kept, which) in self.aside.items() if name in names]
+
+    def fetch_aside(self, lf: pl.LazyFrame, df: pl.DataFrame, keys: Sequence[str] = (),
+                    engine: Any = "auto") -> pl.DataFrame:
+        """``df`` (the aggregation of ``lf``, the staged frame, by ``keys``) with the values
+        its exact sums kept aside, when any were counted: one more pass over ``lf``."""
+        names = pending_aside(list(df.iter_rows(named=True)))
+        if not names:
+            return df
+        exprs = self.aside_exprs(names)
+        if not keys:
+            return pl.concat([df, lf.select(exprs).collect(engine=engine)], how="horizontal")
+        got = lf.group_by(list(keys)).agg(exprs).collect(engine=engine)
+        return df.join(got, on=list(keys), how="left", nulls_equal=True, maintain_order="left")
+
+    def collect(self, lf: pl.LazyFrame, aggs: Sequence[pl.Expr], keys: Sequence[str] = (),
+                engine: Any = "auto") -> pl.DataFrame:
+        """Aggregate the staged ``lf`` (by ``keys``), the values kept aside included."""
+        lf = self.apply(lf)
+        df = (lf.group_by(list(keys)).agg(aggs) if keys else lf.select(aggs)).collect(
+            engine=engine)
+        return self.fetch_aside(lf, df, keys, engine)
+
+
+_STAGING: list[Staging] = []
+
+
+@contextmanager
+def staged() -> Iterator[Staging]:
+    """Collect the row-level steps of the exact sums built inside the block (see
+    :class:`Staging`); apply them to the frame the aggregations run on."""
+    s = Staging()
+    _STAGING.append(s)
+    try:
+        yield s
+    finally:
+        _STAGING.pop()
+
+
+def _grid_of(scale: pl.Expr, limbs: int) -> pl.Expr:
+    """The position of the top limb for values of magnitude at most ``scale`` (a scalar)."""
+    t = pl.when(scale > 0).then(scale.log(2).floor() + 1).otherwise(-2000.0).fill_nan(2000.0)
+    return (t - 50).clip(_J_MIN + LIMB * (limbs - 1), _J_MAX).cast(pl.Int64)
+
+
+def exact_sum(x: pl.Expr, name: str, *, top: int | None = TOP, limbs: int = 3,
+              scale: pl.Expr | None = None) -> list[pl.Expr]:
+    """Aggregations whose partial results (``name#x:*`` columns) give the exact sum of ``x``.
+
+    The grid: ``limbs`` digits of 51 bits each, the top one at 2^(top − 50), so values with
+    |x| <= 2^top whose lowest bit is at least 2^(top − 50 − 51·(limbs − 1)) are held exactly
+    by the digits (3 limbs: 153 bits). ``top=None`` places the top at the data: at ``scale``,
+    an aggregation bounding |x| (default: the largest |x| of the part), for sums whose scale
+    is unknown. Whatever the grid, the result is exact: a value beyond the top is kept aside
+    whole, and the remainder a value leaves below the grid is kept aside too (a list, empty
+    when the grid fits the data). Null values are left out, as ``sum`` does.
+
+    The partial columns add up over any split of the rows (:func:`merge_exact`) and give
+    the correctly rounded sum (:func:`exact_value`). Works as a ``select`` aggregation and in
+    ``group_by().agg()``.
+
+    >>> xs = [0.1, 0.2, 0.3, 1e-300, -0.6]
+    >>> sum(xs), sum(reversed(xs)), math.fsum(xs)  # the order decides the last digits
+    (1.1102230246251565e-16, 2.7755575615628914e-17, 2.7755575615628914e-17)
+    >>> exact_value([pl.DataFrame({"x": xs}).select(exact_sum(pl.col("x"), "s")).row(
+    ...     0, named=True)], "s")
+    2.7755575615628914e-17
+    """
+    stage = _STAGING[-1] if _STAGING else None
+
+    def col(level: int, part: str, expr: pl.Expr) -> pl.Expr:
+        if stage is None:
+            return expr
+        return stage.column(level, f"__exact[{name}]{part}", expr)
+
+    out = f"{name}{MARK}"
+    x = x.cast(pl.Float64)
+    X = col(0, "x", x)
+    j_out: pl.Expr
+    if top is None:
+        J = col(1, "j", _grid_of(X.abs().max() if scale is None else scale, limbs))
+        if stage is not None:
+            stage.grids[f"__exact[{name}]j"] = _grid_of(
+                x.abs().max() if scale is None else scale, limbs)
+        j_out = J.first() if stage is not None else J
+        L: pl.Expr | float = pl.lit(2.0).pow(J + 50)
+    else:
+        j = top - 50
+        if not _J_MIN + LIMB * (limbs - 1) <= j <= _J_MAX:
+            raise ValueError(f"exact_sum: top={top} is outside the range of float64")
+        J = pl.lit(j, dtype=pl.Int64)
+        j_out = J
+        L = math.ldexp(1.0, top)
+    R = col(2, "r0", X.clip(-L, L))
+    huge = col(2, "h", X.abs() > L)
+    aggs: list[pl.Expr] = []
+    for k in range(limbs):
+        if top is None:
+            M: pl.Expr | float = pl.lit(1.5) * pl.lit(2.0).pow(J + (52 - LIMB * k))
+        else:
+            M = _magic(top - 50 - LIMB * k)
+        B = col(3 + 3 * k, f"b{k}", R + M)
+        Mv = col(4 + 3 * k, f"m{k}", B - M)
+        R = col(5 + 3 * k, f"r{k + 1}", R - Mv)
+        aggs.append(B.reinterpret(dtype=pl.Int64).sum().alias(f"{out}i{k}"))
+        aggs.append(Mv.sum().alias(f"{out}f{k}"))
+    end = 3 + 3 * limbs
+    kept = col(end, "e", pl.when(huge).then(X).otherwise(R))
+    aside = col(end, "k", huge | (R != 0))
+    if stage is None:
+        aggs.append(kept.filter(aside).implode().alias(f"{out}e"))
+    else:  # counted here, fetched by the engine when there are any (a list costs a pass)
+        aggs.append(aside.sum().cast(pl.Int64).alias(f"{out}c"))
+        stage.aside[name] = (f"__exact[{name}]e", f"__exact[{name}]k")
+    aggs += [
+        # (Polars orders NaN above every number: a NaN is "beyond the top"; the sum is NaN)
+        pl.when(huge).then(pl.when(X > 0).then(1).otherwise(-1)).otherwise(0).sum()
+        .cast(pl.Int64).alias(f"{out}h"),
+        X.count().cast(pl.Int64).alias(f"{out}n"),
+        j_out.alias(f"{out}j"),
+    ]
+    return aggs
+
+
+def pending_aside(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The exact sums whose values kept aside are counted but not fetched, in any row."""
+    out: list[str] = []
+    for row in rows:
+        for c, v in row.items():
+            if c.endswith(f"{MARK}c") and v and f"{c[:-1]}e" not in row:
+                name = c[: -len(MARK) - 1]
+                if name not in out:
+                    out.append(name)
+    return out
+
+
+def is_weighted(ctx: Context) -> bool:
+    """Whether the run has a weight column: sums of weights are then sums of any floats (else
+    counts of rows, exact as floats below 2^53)."""
+    return "weight" in ctx.roles
+
+
+def log_loss_top(eps: float) -> int:
+    """The top of the grid of a sum of log-loss terms −log(p), p clipped at ``eps``.
+
+    >>> log_loss_top(2.220446049250313e-16)
+    6
+    """
+    return max(0, math.ceil(math.log2(-math.log(min(eps, 0.5)))))
+
+
+def weight_sum(x: pl.Expr, name: str, weighted: bool) -> list[pl.Expr]:
+    """Σ x for a weighted count (``x`` a weight, or the weight times 0 or 1): an exact sum when
+    ``weighted``, else a plain sum (of 0s and 1s: exact)."""
+    if weighted:
+        return exact_sum(x, name, top=WEIGHTED_TOP, limbs=4)
+    return [x.sum().alias(name)]
+
+
+def exact_names(columns: Sequence[str]) -> dict[str, int]:
+    """The exact sums among partial columns: name -> number of limbs.
+
+    >>> exact_names(["a#x:j", "a#x:i0", "a#x:i1", "a#x:f0", "a#x:f1", "a#x:n", "a#x:e", "b"])
+    {'a': 2}
+    """
+    found: dict[str, int] = {}
+    for c in columns:
+        m = _PART.match(c)
+        if m:
+            found.setdefault(m.group(1), 0)
+            if m.group(2).startswith("i"):
+                found[m.group(1)] += 1
+    return found
+
+
+def _digits(row: Mapping[str, Any], name: str, k: int, j: int) -> int:
+    """The exact sum of one limb's digits in one part, from its wrapped integer sum and its
+    float sum (the float is within far less than 2^63 digits of the truth: it fixes the wrap)."""
+    n = int(row[f"{name}{MARK}n"] or 0)
+    wrapped = (int(row[f"{name}{MARK}i{k}"] or 0) - n * _magic_bits(j)) % _I64
+    if wrapped >= 1 << 63:
+        wrapped -= _I64
+    approx = math.ldexp(float(row[f"{name}{MARK}f{k}"] or 0.0), -j)
+    if not math.isfinite(approx):
+        raise OverflowError
+    return wrapped + _I64 * round((approx - wrapped) / _I64)
+
+
+def exact_total(rows: Sequence[Mapping[str, Any]], name: str) -> Fraction | float:
+    """The exact sum of an exact sum's values from its partial rows (one per part): a
+    Fraction, or a float when the sum is not finite (nan, or ±inf)."""
+    total = Fraction(0)
+    extras: list[float] = []
+    for row in rows:
+        j0 = row.get(f"{name}{MARK}j")
+        if j0 is None:  # an empty group
+            continue
+        j0 = int(j0)
+        limbs = sum(1 for c in row if c.startswith(f"{name}{MARK}i"))
+        # values beyond the top: kept aside whole, and held as ±2^top by the digits
+        total -= int(row[f"{name}{MARK}h"] or 0) * Fraction(2) ** (j0 + 50)
+        if f"{name}{MARK}e" not in row and row.get(f"{name}{MARK}c"):
+            raise ValueError(f"exact sum {name}: values kept aside were not fetched")
+        extras += row.get(f"{name}{MARK}e") or ()
+        try:
+            for k in range(limbs):
+                j = j0 - LIMB * k
+                total += Fraction(_digits(row, name, k, j)) * Fraction(2) ** j
+        except OverflowError:  # a value that is not finite (or a part of over 2^32 rows)
+            if not any(not math.isfinite(e) for e in extras):
+                return math.nan
+    if not all(math.isfinite(e) for e in extras):
+        return math.fsum(e for e in extras if not math.isfinite(e))  # nan, or ±inf
+    return total + sum(map(Fraction, extras), Fraction(0))
+
+
+def to_float(v: Fraction | float) -> float:
+    """A Fraction rounded once to the nearest float (±inf beyond the range)."""
+    try:
+        return float(v)
+    except OverflowError:
+        return math.copysign(math.inf, v)
+
+
+def exact_value(rows: Sequence[Mapping[str, Any]], name: str) -> float:
+    """The correctly rounded sum of an exact sum's values from its partial rows (one per part).
+
+    >>> parts = [pl.DataFrame({"x": xs}).select(exact_sum(pl.col("x"), "s")).row(0, named=True)
+    ...          for xs in ([1e300, 0.5], [-1e300, 2.0**-1074], [])]
+    >>> exact_value(parts, "s")
+    0.5
+    """
+    return to_float(exact_total(rows, name))
+
+
+def split(x: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """Veltkamp's split: x = hi + lo exactly, each with at most 26 significant bits."""
+    c = x * 134217729.0  # 2^27 + 1
+    hi = c - (c - x)
+    return hi, x - hi
+
+
+def two_product(a: pl.Expr, b: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """Dekker's product: a·b = p + err exactly (p the rounded product), barring overflow and
+    underflow (|a|, |b| far from 2^±996)."""
+    p = a * b
+    ah, al = split(a)
+    bh, bl = split(b)
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def two_square(a: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """a² = p + err exactly (Dekker's product of a with itself)."""
+    p = a * a
+    ah, al = split(a)
+    return p, ((ah * ah - p) + 2.0 * ah * al) + al * al
+
+
+def finalize_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row of partial statistics with every exact sum replaced by its value (``name``)."""
+    names = exact_names(list(row))
+    out = {c: v for c, v in row.items() if not _PART.match(c)}
+    for name in names:
+        out[name] = exact_value([row], name)
+    return out
+
+
+def merge_exact(columns: Sequence[str], name: str, grouped: bool = True) -> list[pl.Expr]:
+    """Aggregations merging the partial columns of exact sum ``name`` over rows of parts: the
+    digits' sums add (mod 2^64, and as floats), the values kept aside are concatenated.
+    ``grouped``: in ``group_by().agg()`` (else in ``select``)."""
+    out = []
+    for c in columns:
+        if not c.startswith(f"{name}{MARK}"):
+            continue
+        part = c[len(name) + len(MARK):]
+        if part == "e":
+            e = pl.col(c).list.explode(keep_nulls=False, empty_as_null=False).drop_nulls()
+            out.append(e if grouped else e.implode())
+        elif part == "j":
+            out.append(pl.col(c).drop_nulls().first())
+        else:
+            out.append(pl.col(c).sum())
+    return out
+
+
+def finalize_frame(df: pl.DataFrame) -> pl.DataFrame:
+    """A table of partial statistics (one row per key) with every exact sum replaced by a
+    column of its values, in place of its partial columns. Vectorized: deterministic (the same
+    digits' sums give the same float), within an ulp of the exact sum."""
+    names = exact_names(df.columns)
+    if not names:
+        return df
+    exprs = {name: _value_expr(name, limbs) for name, limbs in names.items()}
+    first = {name: next(c for c in df.columns if c.startswith(f"{name}{MARK}"))
+             for name in names}
+    cols: list[pl.Expr] = []
+    for c in df.columns:
+        m = _PART.match(c)
+        if not m:
+            cols.append(pl.col(c))
+        elif c == first[m.group(1)]:
+            cols.append(exprs[m.group(1)].alias(m.group(1)))
+    return df.select(cols)
+
+
+def _value_expr(name: str, limbs: int) -> pl.Expr:
+    """The value of an exact sum from its (combined) partial columns, as an expression."""
+    def part(p: str) -> pl.Expr:
+        return pl.col(f"{name}{MARK}{p}")
+
+    j0 = part("j")
+    n = part("n")
+    total: pl.Expr | None = None
+    for k in range(limbs):
+        j = j0 - LIMB * k
+        # bits of 1.5·2^(52+j): the exponent field (1075 + j) and the leading mantissa bit
+        bits = (j + 1075) * (1 << 52) + (1 << 51)
+        wrapped = part(f"i{k}") - n * bits  # Int64 arithmetic wraps, as the sum did
+        approx = part(f"f{k}") * pl.lit(2.0).pow(-j.cast(pl.Float64))
+        fix = ((approx - wrapped.cast(pl.Float64)) * 2.0**-64).round()
+        digits = wrapped.cast(pl.Int128) + fix.cast(pl.Int128) * (1 << 64)
+        term = digits.cast(pl.Float64) * pl.lit(2.0).pow(j.cast(pl.Float64))
+        total = term if total is None else total + term
+    big = pl.lit(2.0).pow((j0 + 50).cast(pl.Float64))
+    aside = part("e").list.sort().list.sum().fill_null(0.0) - part("h").cast(pl.Float64) * big
+    assert total is not None
+    return pl.when(j0.is_null()).then(0.0).otherwise(total + aside)
 
 
 def combine_columns(
     df: pl.DataFrame, keys: list[str], ops: Mapping[str, CombineOp]
 ) -> pl.DataFrame:
-    """Combine partial rows column by column with ``sum``, ``max`` or ``min``.
+    """Combine partial rows column by column with ``sum``, ``max``, ``min`` or ``exact_sum``
+    (the partial columns of :func:`exact_sum` become the exact sum, under the sum's name; the
+    values of parts, already summed, add exactly too).
 
     >>> parts = pl.DataFrame({"tp": [1.0, 2.0], "mx": [3.0, 1.0]})
     >>> combine_columns(parts, [], {"tp": "sum", "mx": "max"}).row(0)
     (3.0, 3.0)
+    >>> parts = pl.concat([pl.DataFrame({"x": xs}).select(exact_sum(pl.col("x"), "s"))
+    ...                    for xs in ([0.1, 0.7], [0.2])])
+    >>> combine_columns(parts, [], {"s": "exact_sum"}).row(0)
+    (1.0,)
     """
-    exprs = [getattr(pl.col(c), op)().alias(c) for c, op in ops.items()]
+    plain = [getattr(pl.col(c), op)().alias(c) for c, op in ops.items() if op != "exact_sum"]
+    exact = [c for c, op in ops.items() if op == "exact_sum"]
+    if not exact:
+        if keys:
+            return df.group_by(keys, maintain_order=True).agg(plain)
+        return df.select(plain)
+    # each part's digits are recovered on their own grid, then added exactly
+    parts: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for row in df.iter_rows(named=True):
+        parts.setdefault(tuple(row[k] for k in keys), []).append(row)
     if keys:
-        return df.group_by(keys, maintain_order=True).agg(exprs)
-    return df.select(exprs)
+        merged = df.group_by(keys, maintain_order=True).agg(plain or [pl.len().alias("__n")])
+    else:
+        merged = df.select(plain) if plain else pl.DataFrame({"__n": [df.height]})
+    at = [tuple(r[k] for k in keys) for r in merged.select(keys).iter_rows(named=True)] \
+        if keys else [()]
+    return merged.with_columns(
+        pl.Series(c, [_exact_merge(parts.get(key, []), c) for key in at], dtype=pl.Float64)
+        for c in exact
+    ).select([*keys, *ops])
+
+
+def _exact_merge(rows: Sequence[Mapping[str, Any]], name: str) -> float:
+    """Parts of an exact sum as partial columns, or as values already (an overall value of
+    each part: their correctly rounded sum)."""
+    if any(f"{name}{MARK}j" in row for row in rows):
+        return exact_value(rows, name)
+    values = [float(r[name]) for r in rows if r.get(name) is not None]
+    try:
+        return math.fsum(values)
+    except (OverflowError, ValueError):
+        return sum(values)
 
 
 def sum_by(df: pl.DataFrame, keys: list[str], by: list[str]) -> pl.DataFrame:
-    """Combine partial count tables (e.g. weights per distinct score) by adding per ``by`` value."""
+    """Combine partial count tables (e.g. weights per distinct score) by adding per ``by`` value;
+    exact sums (:func:`exact_sum` columns) add exactly and become their values."""
     group = [*keys, *by]
-    values = [c for c in df.columns if c not in group]
-    return df.group_by(group).agg([pl.col(c).sum() for c in values])
+    exact = exact_names(df.columns)
+    values = [c for c in df.columns if c not in group and not _PART.match(c)]
+    aggs = [pl.col(c).sum() for c in values]
+    aggs += [a for name in exact for a in merge_exact(df.columns, name, bool(group))]
+    if not group:
+        return finalize_frame(df.select(aggs))
+    return finalize_frame(df.group_by(group, maintain_order=True).agg(aggs))
 
 
 def combine_moments(
@@ -113,13 +581,32 @@ def table_build(ctx: Context, grouped: Build, sorted_rows: Build, unweighted: Bu
     return build
 
 
-def product01(x: pl.Expr) -> pl.Expr:
+def in_order_sum(x: pl.Expr, by: pl.Expr | str | Sequence[pl.Expr | str] | None = None
+                 ) -> pl.Expr:
+    """Σ x added one value after the other, in the order of ``by`` (default: the rows' order),
+    as an aggregation: for the rows of one group that are always in one part (a query's
+    items, sorted by position), the same values in the same order give the same bits,
+    whatever the engine does with groups (a grouped ``sum`` adds partial sums in whatever order
+    its threads finish).
+
+    >>> df = pl.DataFrame({"g": [1, 1, 1], "x": [1e16, 1.0, -1e16], "pos": [3, 1, 2]})
+    >>> df.group_by("g").agg(in_order_sum(pl.col("x"), "pos")).rows()
+    [(1, 0.0)]
+    """
+    if by is not None:
+        x = x.sort_by(by)
+    return x.cum_sum().last()
+
+
+def product01(x: pl.Expr, by: pl.Expr | str | Sequence[pl.Expr | str] | None = None
+              ) -> pl.Expr:
     """The product of factors in [0, 1], as an aggregation: exactly 0 when a factor is 0,
     else exp Σ log (exactly 1 when every factor is; a grouped ``product()`` costs about fifteen
-    times a grouped sum). Within rounding of the product otherwise.
+    times a grouped sum). Within rounding of the product otherwise. The logs add in the order
+    of ``by`` (:func:`in_order_sum`).
 
     >>> df = pl.DataFrame({"g": [1, 1, 2, 2, 3], "x": [0.5, 0.5, 1.0, 0.0, 1.0]})
     >>> df.group_by("g", maintain_order=True).agg(product01(pl.col("x"))).rows()
     [(1, 0.25), (2, 0.0), (3, 1.0)]
     """
-    return pl.when((x <= 0).any()).then(0.0).otherwise(x.log().sum().exp())
+    return pl.when((x <= 0).any()).then(0.0).otherwise(in_order_sum(x.log(), by).exp())
