@@ -31,7 +31,17 @@ from evalcli.metrics.base import (
     Stat,
     StatValues,
 )
-from evalcli.metrics.stats import run_totals, sum_by, table_build
+from evalcli.metrics.stats import (
+    WEIGHTED_TOP,
+    CombineOp,
+    exact_sum,
+    is_weighted,
+    log_loss_top,
+    run_totals,
+    sum_by,
+    table_build,
+    weight_sum,
+)
 from evalcli.metrics.task import SETS_ELSEWHERE, Role, Task, TaskInput
 
 FAMILY = "binary"
@@ -216,31 +226,33 @@ def confusion(params: Params, ctx: Context) -> AggStat:
     yhat, src = _hard(ctx, params.get("threshold"))
     key = f"binary.confusion[{src}]"
     y, w = pl.col("label"), pl.col("weight")
+    weighted = is_weighted(ctx)
+    cells = {"tp": y * yhat, "fp": (1 - y) * yhat, "fn": y * (1 - yhat),
+             "tn": (1 - y) * (1 - yhat)}
 
     def exprs() -> list[pl.Expr]:
-        return [
-            (w * y * yhat).sum().alias(f"{key}.tp"),
-            (w * (1 - y) * yhat).sum().alias(f"{key}.fp"),
-            (w * y * (1 - yhat)).sum().alias(f"{key}.fn"),
-            (w * (1 - y) * (1 - yhat)).sum().alias(f"{key}.tn"),
-        ]
+        return [e for c, cell in cells.items()
+                for e in weight_sum(w * cell, f"{key}.{c}", weighted)]
 
-    return AggStat(key, exprs, {f"{key}.{c}": "sum" for c in ("tp", "fp", "fn", "tn")})
+    op: CombineOp = "exact_sum" if weighted else "sum"
+    return AggStat(key, exprs, {f"{key}.{c}": op for c in cells})
 
 
 SCORE_COUNTS = "binary.score_counts"
 
 
-def _score_counts_build(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+def _score_counts_build(lf: pl.LazyFrame, keys: list[str], weighted: bool = False
+                        ) -> pl.LazyFrame:
     # grouped (memory ~ distinct scores, so it streams), then sorted by score, highest first,
     # inside the engine's one pass: the curve metrics find the rows in order and skip their sort
     y, w = pl.col("label"), pl.col("weight")
     return lf.group_by([*keys, "score"]).agg(
-        (w * y).sum().alias("pos"), (w * (1 - y)).sum().alias("neg")
+        *weight_sum(w * y, "pos", weighted), *weight_sum(w * (1 - y), "neg", weighted)
     ).sort([*keys, "score"], descending=True)
 
 
-def _score_counts_sorted(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+def _score_counts_sorted(lf: pl.LazyFrame, keys: list[str], weighted: bool = False
+                         ) -> pl.LazyFrame:
     # in memory, with many distinct scores, sorting the rows and grouping the sorted runs is
     # cheaper than hashing (10^7 distinct scores: 1.3 s instead of 2.0 s), but it holds every
     # row: the streaming engine groups first (memory ~ distinct scores)
@@ -249,7 +261,8 @@ def _score_counts_sorted(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
         lf.select(*keys, "score", (w * y).alias("pos"), (w * (1 - y)).alias("neg"))
         .sort([*keys, "score"], descending=True)
         .group_by([*keys, "score"], maintain_order=True)
-        .agg(pl.col("pos").sum(), pl.col("neg").sum())
+        .agg(*weight_sum(pl.col("pos"), "pos", weighted),
+             *weight_sum(pl.col("neg"), "neg", weighted))
     )
 
 
@@ -280,26 +293,38 @@ def _score_counts_merged(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
 
 
 def score_counts(params: Params, ctx: Context) -> FrameStat:
-    """Weighted positives and negatives per distinct score, highest score first."""
-    build = table_build(ctx, _score_counts_build, _score_counts_sorted, _score_counts_merged)
+    """Weighted positives and negatives per distinct score, highest score first (exact sums
+    of the weights per score when weighted)."""
+    weighted = is_weighted(ctx)
+    build = table_build(ctx, partial(_score_counts_build, weighted=weighted),
+                        partial(_score_counts_sorted, weighted=weighted), _score_counts_merged)
     return FrameStat(SCORE_COUNTS, build, partial(sum_by, by=["score"]))
 
 
 def proba(params: Params, ctx: Context) -> AggStat:
-    """Weighted sums for log loss (clipped at ``eps``) and the Brier score."""
+    """Weighted sums for log loss (clipped at ``eps``) and the Brier score: exact sums."""
     eps = params.get("eps", EPS64)
     key = f"binary.proba[eps={eps!r}]"
     y, w, p = pl.col("label"), pl.col("weight"), pl.col("score")
+    weighted = is_weighted(ctx)
+    # exact sums, on a grid from the largest term down: a log-loss term is at most −log(eps)
+    # (36 at the default), a squared error at most 1; weighted, any weight up to 2^62
+    limbs = 4 if weighted else 3
+    ll_top = WEIGHTED_TOP if weighted else log_loss_top(eps)
+    sq_top = WEIGHTED_TOP if weighted else 0
 
     def exprs() -> list[pl.Expr]:
         pc = p.clip(eps, 1 - eps)
+        ll = -(y * pc.log() + (1 - y) * (1 - pc).log())
+        sq = (p - y) ** 2
         return [
-            (-w * (y * pc.log() + (1 - y) * (1 - pc).log())).sum().alias(f"{key}.logloss"),
-            (w * (p - y) ** 2).sum().alias(f"{key}.sq"),
-            w.sum().alias(f"{key}.w"),
+            *exact_sum(w * ll if weighted else ll, f"{key}.logloss", top=ll_top, limbs=limbs),
+            *exact_sum(w * sq if weighted else sq, f"{key}.sq", top=sq_top, limbs=limbs),
+            *weight_sum(w, f"{key}.w", weighted),
         ]
 
-    return AggStat(key, exprs, {f"{key}.{c}": "sum" for c in ("logloss", "sq", "w")})
+    return AggStat(key, exprs, {f"{key}.logloss": "exact_sum", f"{key}.sq": "exact_sum",
+                                f"{key}.w": "exact_sum" if weighted else "sum"})
 
 
 EPS64 = 2.220446049250313e-16
@@ -386,13 +411,18 @@ def _curve_areas(stats: StatValues) -> dict[str, Any]:
     are left out: they would add a point with 0/0 precision (and a peak-F1 threshold no row
     supports); as in scikit-learn, a zero weight is the same as no row.
     """
-    df: pl.DataFrame = stats[SCORE_COUNTS]
-    if _LAST and _LAST[0] is df:
+    table: pl.DataFrame = stats[SCORE_COUNTS]
+    if _LAST and _LAST[0] is table:
         cached: dict[str, Any] = _LAST[1]
         return cached
-    cur = df.lazy().filter((pl.col("pos") + pl.col("neg")) > 0)
+    # the rows in one order (highest score first) and one chunk: the sums below add in that
+    # order, so another engine's table of the same counts gives the same bits (a sum over a
+    # column adds chunk by chunk)
+    df = table
     if not df.get_column("score").is_sorted(descending=True):  # the engine sorts it (O(n) check)
-        cur = cur.sort("score", descending=True)
+        df = df.sort("score", descending=True)
+    df = df.rechunk()
+    cur = df.lazy().filter((pl.col("pos") + pl.col("neg")) > 0)
     p, n = (float(v or 0.0) for v in df.select(pl.col("pos").sum(), pl.col("neg").sum()).row(0))
     tp, fp, pos, neg = pl.col("tp"), pl.col("fp"), pl.col("pos"), pl.col("neg")
     cur = cur.with_columns(pos.cum_sum().alias("tp"), neg.cum_sum().alias("fp")) \
@@ -416,7 +446,7 @@ def _curve_areas(stats: StatValues) -> dict[str, Any]:
     # finish, so the last digit could change from run to run
     ).collect(engine="in-memory").row(0, named=True) if p > 0 and df.height else {"rows": df.height}
     out["p"], out["n"] = p, n
-    _LAST[:] = [df, out]
+    _LAST[:] = [table, out]
     return out
 
 
