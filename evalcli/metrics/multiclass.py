@@ -56,7 +56,14 @@ from evalcli.metrics.base import (
     StatValues,
     absent_label,
 )
-from evalcli.metrics.stats import sum_by
+from evalcli.metrics.stats import (
+    WEIGHTED_TOP,
+    exact_sum,
+    is_weighted,
+    log_loss_top,
+    sum_by,
+    weight_sum,
+)
 from evalcli.metrics.task import SETS_ELSEWHERE, Role, Task, TaskInput
 
 FAMILY = "multiclass"
@@ -371,25 +378,28 @@ CONFUSION = "multiclass.confusion"
 RANKS = "multiclass.score_ranks"
 
 
-def _confusion_build(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+def _confusion_build(lf: pl.LazyFrame, keys: list[str], weighted: bool = False
+                     ) -> pl.LazyFrame:
     return lf.group_by([*keys, "label", "prediction"]).agg(
-        pl.col("weight").sum().alias("w"), pl.len().cast(pl.Int64).alias("n"))
+        *weight_sum(pl.col("weight"), "w", weighted), pl.len().cast(pl.Int64).alias("n"))
 
 
 def confusion(params: Params, ctx: Context) -> FrameStat:
-    """The weighted confusion table: weight and rows per (label, prediction)."""
-    return FrameStat(CONFUSION, _confusion_build, partial(sum_by, by=["label", "prediction"]))
+    """The weighted confusion table: weight (an exact sum) and rows per (label, prediction)."""
+    return FrameStat(CONFUSION, partial(_confusion_build, weighted=is_weighted(ctx)),
+                     partial(sum_by, by=["label", "prediction"]))
 
 
-def _ranks_build(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+def _ranks_build(lf: pl.LazyFrame, keys: list[str], weighted: bool = False) -> pl.LazyFrame:
     return lf.group_by([*keys, pl.col("__above").alias("above"), pl.col("__tied").alias("tied"),
                         pl.col("__classes").alias("classes")]).agg(
-        pl.col("weight").sum().alias("w"))
+        *weight_sum(pl.col("weight"), "w", weighted))
 
 
 def score_ranks(params: Params, ctx: Context) -> FrameStat:
     """Weight per (classes scored above the true class, classes scored equal to it)."""
-    return FrameStat(RANKS, _ranks_build, partial(sum_by, by=["above", "tied", "classes"]))
+    return FrameStat(RANKS, partial(_ranks_build, weighted=is_weighted(ctx)),
+                     partial(sum_by, by=["above", "tied", "classes"]))
 
 
 EPS64 = 2.220446049250313e-16
@@ -402,19 +412,25 @@ def proba(params: Params, ctx: Context) -> AggStat:
     eps = params.get("eps", EPS64)
     key = f"multiclass.proba[eps={eps!r}]"
     w = pl.col("weight")
+    weighted = is_weighted(ctx)
+    # an exact sum: a term is at most −log(eps) (36 at the default); weighted, 2^62
+    top = WEIGHTED_TOP if weighted else log_loss_top(eps)
+    limbs = 4 if weighted else 3
 
     def exprs() -> list[pl.Expr]:
         p = pl.col("__p_true").clip(eps, 1 - eps)
         return [
-            (-w * p.log()).sum().alias(f"{key}.logloss"),
-            w.sum().alias(f"{key}.w"),
+            *exact_sum(-w * p.log() if weighted else -p.log(), f"{key}.logloss", top=top,
+                       limbs=limbs),
+            *weight_sum(w, f"{key}.w", weighted),
             pl.col("__outside").sum().cast(F64).alias(f"{key}.outside"),
             ((pl.col("__sum") - 1).abs() > SUM_TOLERANCE).sum().cast(F64)
             .alias(f"{key}.unnormed"),
         ]
 
-    return AggStat(key, exprs, {f"{key}.{c}": "sum" for c in ("logloss", "w", "outside",
-                                                               "unnormed")})
+    return AggStat(key, exprs, {f"{key}.logloss": "exact_sum",
+                                f"{key}.w": "exact_sum" if weighted else "sum",
+                                f"{key}.outside": "sum", f"{key}.unnormed": "sum"})
 
 
 # --------------------------------------------------------------------------- per-class counts
@@ -428,6 +444,8 @@ class Counts:
 
     def __init__(self, df: pl.DataFrame) -> None:
         self.dtype = df.schema["label"]
+        # the table's rows in a fixed order: the per-class sums below add in that order
+        df = df.sort("label", "prediction", nulls_last=True)
         self.cell: dict[tuple[Any, Any], float] = {}
         self.tp: dict[Any, float] = {}
         self.true: dict[Any, float] = {}
@@ -729,6 +747,8 @@ def _top_k_value(stats: StatValues, params: Params) -> MetricValue:
         hit = (above + tied <= k).cast(F64)
     else:
         hit = ((k - above) / tied).clip(0.0, 1.0)
+    # rows in a fixed order, one chunk: the sums add in the same order whatever the engine
+    df = df.sort("above", "tied", "classes").rechunk()
     row = df.select((pl.col("w") * hit).sum().alias("hits"), pl.col("w").sum().alias("w"),
                     pl.col("classes").max().alias("classes")).row(0, named=True)
     if not row["w"]:
