@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 from functools import partial
+from typing import Any
 
 import polars as pl
 
@@ -25,7 +27,17 @@ from evalcli.metrics.base import (
     Stat,
     StatValues,
 )
-from evalcli.metrics.stats import combine_moments, sum_by, table_build
+from evalcli.metrics.stats import (
+    exact_sum,
+    exact_total,
+    is_weighted,
+    sum_by,
+    table_build,
+    to_float,
+    two_product,
+    two_square,
+    weight_sum,
+)
 from evalcli.metrics.task import Role, Task, TaskInput
 
 FAMILY = "regression"
@@ -76,70 +88,140 @@ MOMENTS = "regression.moments"
 ABS_ERRORS = "regression.abs_errors"
 
 
-def _mean_m2(x: pl.Expr, w: pl.Expr, sw: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
-    """Weighted mean and centred sum of squares, computed around a pivot (the first value).
+def _terms(weighted: bool) -> dict[str, pl.Expr]:
+    """The sums of the moments, each term exact per row so that the sums are exactly those
+    of the data's values: Σw, Σw·y and Σw·y² (with the products' rounding errors: Dekker's
+    product), Σw·e, Σw·e², Σw·|e|, Σw·|e|/max(|y|, ε).
 
-    Centring on a value of the data keeps the sums small: with a target of mean 1e9 and a
-    spread of 1e-3, the plain weighted mean is off by a few ulps of 1e9 and the centred sum
-    of squares (hence R²) loses about seven digits; around the pivot it stays exact to
-    rounding, as scikit-learn's two-pass numpy computation.
+    The centred sum of squares of the target is then Σw·y² − (Σw·y)²/Σw in exact arithmetic:
+    with a mean of 1e9 and a spread of 1e-3 it keeps every digit (a float Σy² would keep
+    none), and it does not depend on a pivot, a split into parts or the order of the rows.
+    The errors' sum of squares is left rounded per row: Var(e) only needs to be exact
+    relative to Var(y) (explained variance is 1 − Var(e)/Var(y), off by at most 2^-52·(1−R²)).
     """
-    c = x.first()
-    d = x - c
-    mean_d = (w * d).sum() / sw
-    return c + mean_d, (w * (d - mean_d) ** 2).sum()
-
-
-def _moment_exprs() -> list[pl.Expr]:
     y, w = pl.col("label"), pl.col("weight")
     e = y - pl.col("prediction")
-    sw = w.sum()
-    mean_y, m2_y = _mean_m2(y, w, sw)
-    mean_e, m2_e = _mean_m2(e, w, sw)
+    ape = e.abs() / pl.max_horizontal(y.abs(), pl.lit(EPS64))
+    y2, y2_err = two_square(y)
+    if not weighted:
+        return {"y": y, "y2": y2, "y2_err": y2_err, "e": e, "e2": e**2, "ae": e.abs(),
+                "ape": ape}
+    wy, wy_err = two_product(w, y)
+    wy2, wy2_err = two_product(w, y2)
+    wy2e, wy2e_err = two_product(w, y2_err)
+    return {"w": w, "y": wy, "y_err": wy_err, "y2": wy2, "y2_err": wy2_err, "y2_err2": wy2e,
+            "y2_err3": wy2e_err, "e": w * e, "e2": w * e**2, "ae": w * e.abs(),
+            "ape": w * ape}
+
+
+def _moment_exprs(weighted: bool) -> Callable[[], list[pl.Expr]]:
+    def exprs() -> list[pl.Expr]:
+        y, w = pl.col("label"), pl.col("weight")
+        e = y - pl.col("prediction")
+        k = MOMENTS
+        out = [
+            pl.len().cast(F64).alias(f"{k}.n"),
+            # the rows that carry weight: a zero weight is no row (a Poisson draw of 0)
+            e.abs().filter(w > 0).max().alias(f"{k}.max_e"),
+        ]
+        # each sum's grid at its own scale (targets and errors have any unit)
+        for name, x in _terms(weighted).items():
+            out += exact_sum(x, f"{k}.{name}", top=None)
+        return out
+
+    return exprs
+
+
+Moments = dict[str, "Fraction | float"]
+
+
+def _part_moments(rows: list[dict[str, Any]], columns: Sequence[str]) -> Moments:
+    """The exact sums of one segment's parts: from the partial columns of the pass, or from
+    moments already combined (a part's weight, means and centred sums of squares)."""
     k = MOMENTS
-    return [
-        sw.alias(f"{k}.w"),
-        pl.len().cast(F64).alias(f"{k}.n"),
-        mean_y.alias(f"{k}.mean_y"),
-        m2_y.alias(f"{k}.m2_y"),
-        mean_e.alias(f"{k}.mean_e"),
-        m2_e.alias(f"{k}.m2_e"),
-        (w * e**2).sum().alias(f"{k}.sse"),
-        (w * e.abs()).sum().alias(f"{k}.sae"),
-        (w * e.abs() / pl.max_horizontal(y.abs(), pl.lit(EPS64))).sum().alias(f"{k}.sape"),
-        # the rows that carry weight: a zero weight is no row (a Poisson-bootstrap draw of 0)
-        e.abs().filter(w > 0).max().alias(f"{k}.max_e"),
-    ]
+
+    def total(*names: str) -> Fraction | float:
+        return sum((exact_total(rows, f"{k}.{n}") for n in names
+                    if f"{k}.{n}#x:j" in columns), Fraction(0))
+
+    def exact(v: Any) -> Fraction | float:
+        f = math.nan if v is None else float(v)
+        return Fraction(f) if math.isfinite(f) else f
+
+    n = sum(float(r[f"{k}.n"] or 0.0) for r in rows)
+    if f"{k}.y#x:j" in columns:
+        w = total("w") if f"{k}.w#x:j" in columns else Fraction(int(n))
+        return {"w": w, "n": n, "sy": total("y", "y_err"),
+                "sy2": total("y2", "y2_err", "y2_err2", "y2_err3"), "se": total("e"),
+                "se2": total("e2"), "sae": total("ae"), "sape": total("ape")}
+    out: Moments = {"w": Fraction(0), "n": n, "sy": Fraction(0), "sy2": Fraction(0),
+                    "se": Fraction(0), "se2": Fraction(0), "sae": Fraction(0),
+                    "sape": Fraction(0)}
+    for r in rows:  # Σy = w·mean, Σy² = M2 + w·mean², exactly
+        w = exact(r[f"{k}.w"])
+        if not w:
+            continue
+        sy, se = w * exact(r[f"{k}.mean_y"]), w * exact(r[f"{k}.mean_e"])
+        for name, v in (("w", w), ("sy", sy), ("sy2", exact(r[f"{k}.m2_y"]) + sy * sy / w),
+                        ("se", se), ("sae", exact(r[f"{k}.sae"])),
+                        ("sape", exact(r[f"{k}.sape"]))):
+            out[name] = out[name] + v
+        out["se2"] = out["se2"] + exact(r[f"{k}.sse"])
+    return out
 
 
 def _combine_moments(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """Moments of each segment from the exact sums of its parts, in exact arithmetic:
+    weight, mean and centred sum of squares of the target and of the error, the sums of
+    squared, absolute and relative errors, the largest error."""
     k = MOMENTS
-    mx = f"{k}.max_e"
-    maxes = df.group_by(keys).agg(pl.col(mx).max()) if keys else df.select(pl.col(mx).max())
-    merged = combine_moments(
-        df.drop(mx), keys,
-        {"y": (f"{k}.mean_y", f"{k}.m2_y"), "e": (f"{k}.mean_e", f"{k}.m2_e")}, f"{k}.w",
-    )
-    return merged.join(maxes, on=keys) if keys else pl.concat([merged, maxes], how="horizontal")
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for part in df.iter_rows(named=True):
+        groups.setdefault(tuple(part[c] for c in keys), []).append(part)
+    out = []
+    for key, rows in groups.items():
+        m = _part_moments(rows, df.columns)
+        w, sy, sy2, se, se2 = m["w"], m["sy"], m["sy2"], m["se"], m["se2"]
+        maxes = [r[f"{k}.max_e"] for r in rows if r[f"{k}.max_e"] is not None]
+        row: dict[str, Any] = dict(zip(keys, key, strict=True))
+        row.update({
+            f"{k}.w": to_float(w), f"{k}.n": m["n"],
+            f"{k}.mean_y": to_float(sy / w) if w else math.nan,
+            f"{k}.m2_y": to_float(sy2 - sy * sy / w) if w else 0.0,
+            f"{k}.mean_e": to_float(se / w) if w else math.nan,
+            f"{k}.m2_e": to_float(se2 - se * se / w) if w else 0.0,
+            f"{k}.sse": to_float(se2), f"{k}.sae": to_float(m["sae"]),
+            f"{k}.sape": to_float(m["sape"]),
+            f"{k}.max_e": max(maxes) if maxes else None,
+        })
+        out.append(row)
+    schema = {c: pl.Float64 for c in (f"{k}.{n}" for n in (
+        "w", "n", "mean_y", "m2_y", "mean_e", "m2_e", "sse", "sae", "sape", "max_e"))}
+    return pl.DataFrame(out, schema={**df.select(keys).schema, **schema}) if out else \
+        pl.DataFrame(schema={**df.select(keys).schema, **schema})
 
 
 def _moments(p: Params, c: Context) -> Sequence[Stat]:
-    return [AggStat(MOMENTS, _moment_exprs, _combine_moments)]
+    weighted = is_weighted(c)
+    return [AggStat(MOMENTS, _moment_exprs(weighted), _combine_moments)]
 
 
-def _abs_errors_build(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+def _abs_errors_build(lf: pl.LazyFrame, keys: list[str], weighted: bool = False
+                      ) -> pl.LazyFrame:
     return lf.group_by([*keys, (pl.col("label") - pl.col("prediction")).abs().alias("abs_e")]).agg(
-        pl.col("weight").sum().alias("w")
+        *weight_sum(pl.col("weight"), "w", weighted)
     )
 
 
-def _abs_errors_sorted(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+def _abs_errors_sorted(lf: pl.LazyFrame, keys: list[str], weighted: bool = False
+                       ) -> pl.LazyFrame:
     # in memory: sort the rows and group the sorted runs (cheaper than hashing 10^7 distinct
     # errors and then sorting them for the median); the streaming engine groups first
     abs_e = (pl.col("label") - pl.col("prediction")).abs().alias("abs_e")
     return (
         lf.select(*keys, abs_e, "weight").sort([*keys, "abs_e"])
-        .group_by([*keys, "abs_e"], maintain_order=True).agg(pl.col("weight").sum().alias("w"))
+        .group_by([*keys, "abs_e"], maintain_order=True)
+        .agg(*weight_sum(pl.col("weight"), "w", weighted))
     )
 
 
@@ -169,7 +251,9 @@ def _abs_errors_values(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
 
 
 def _abs_errors(p: Params, c: Context) -> Sequence[Stat]:
-    build = table_build(c, _abs_errors_build, _abs_errors_sorted, _abs_errors_values)
+    weighted = is_weighted(c)
+    build = table_build(c, partial(_abs_errors_build, weighted=weighted),
+                        partial(_abs_errors_sorted, weighted=weighted), _abs_errors_values)
     return [FrameStat(ABS_ERRORS, build, partial(sum_by, by=["abs_e"]))]
 
 
