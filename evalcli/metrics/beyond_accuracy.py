@@ -13,6 +13,7 @@ not apply: every query of the predictions counts. Side inputs come from the task
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -49,7 +50,7 @@ from evalcli.metrics.ranking_core import (
     seg_cols,
     value_of,
 )
-from evalcli.metrics.stats import product01
+from evalcli.metrics.stats import in_order_sum, product01
 
 c = pl.col
 LOCAL = frozenset({"polars", "streaming"})
@@ -124,7 +125,8 @@ def _coverage_value(stats: StatValues, params: Params) -> MetricValue:
     if df.height == 0:
         return MetricValue(None, notes=["no recommendations"])
     inside = df.filter(c("in_catalog"))
-    covered = float(inside.select((1.0 - c("miss")).sum()).item())
+    # exactly rounded: the table's rows come in any order
+    covered = math.fsum(inside.select(1.0 - c("miss")).to_series().to_list())
     n_catalog = int(df["n_catalog"].max())  # type: ignore[arg-type]
     outside = int(df.filter(~c("in_catalog") & (c("miss") < 1.0)).height)
     details: dict[str, Any] = {"catalog_items": n_catalog, "covered_items": covered}
@@ -169,8 +171,8 @@ def _novelty_stats(params: Params, ctx: Context) -> Sequence[Stat]:
         known = c("prob").is_not_null() & (c("prob") > 0)
         info = -c("prob").log(2)
         pq = top.group_by(Q).agg(
-            (c("p") * info).filter(known).sum().alias("num"),
-            c("p").filter(known).sum().alias("den"),
+            in_order_sum((c("p") * info).filter(known), c("pos").filter(known)).alias("num"),
+            in_order_sum(c("p").filter(known), c("pos").filter(known)).alias("den"),
             (c("p") > 0).filter(~known).sum().alias("unknown"),
             c("weight").max().alias("w"),
             *(c(s).max().alias(s) for s in seg_cols(lf)),
@@ -233,7 +235,7 @@ def _features_long(lf: pl.LazyFrame, side: pl.LazyFrame) -> pl.LazyFrame:
         long = feats.select(IT, *(c(n).cast(F64) for n in numeric)).unpivot(
             index=IT, variable_name="dim", value_name="value"
         ).with_columns(c("dim").rank("dense").cast(pl.Int64))
-    norm = (c("value") ** 2).sum().over(IT).sqrt()
+    norm = in_order_sum(c("value") ** 2, "dim").over(IT).sqrt()
     return long.with_columns((c("value") / norm).alias("value")).filter(norm > 0)
 
 
@@ -258,8 +260,9 @@ def _ils_per_query(ctx: Context, conv: Mapping[str, Any], k: int
             long = _features_long(lf, features)
             have = long.select(IT).unique()
             rows = top.join(have, on=IT, how="semi")
-            sums = rows.join(long, on=IT).group_by([Q, "dim"]).agg(c("value").sum().alias("S"))
-            per = sums.group_by(Q).agg((c("S") ** 2).sum().alias("sq")).join(
+            sums = rows.join(long, on=IT).group_by([Q, "dim"]).agg(
+                in_order_sum(c("value"), "pos").alias("S"))
+            per = sums.group_by(Q).agg(in_order_sum(c("S") ** 2, "dim").alias("sq")).join(
                 rows.group_by(Q).agg(pl.len().cast(F64).alias("kk")), on=Q, how="right")
             per = per.with_columns(
                 pl.when(c("kk") >= 2).then((c("sq").fill_null(0.0) - c("kk"))
@@ -280,7 +283,8 @@ def _ils_per_query(ctx: Context, conv: Mapping[str, Any], k: int
             pairs = a.join(b, on=Q).filter(c("pa") < c("pb")).join(
                 both, on=["item_a", "item_b"], how="left")
             per = pairs.group_by(Q).agg(
-                c("similarity").fill_null(0.0).sum().alias("sum_sim"),
+                in_order_sum(c("similarity").fill_null(0.0), [c("pa"), c("pb")])
+                .alias("sum_sim"),
                 pl.len().cast(F64).alias("pairs"),
                 c("similarity").is_null().sum().alias("missing_pairs"),
             ).with_columns((c("sum_sim") / c("pairs")).alias("ils"),

@@ -44,10 +44,12 @@ from evalcli.metrics.ranking_core import (
     effective,
     joined_per_query,
     query_stat,
+    query_sum,
     ranked,
     truth_per_query,
     value_of,
 )
+from evalcli.metrics.stats import in_order_sum
 
 TASKS = [TASK]
 c = pl.col
@@ -127,8 +129,10 @@ def _stats_for(name: str, convs: Sequence[Convention], value: ValueExpr,
         extra = None
         if micro:
             kept = c("value").is_not_null()
-            extra = {"sum_hits": lambda: (c("w") * c("hits")).filter(kept).sum(),
-                     "sum_rel": lambda: (c("w") * c("R")).filter(kept).sum()}
+            extra = {"sum_hits": lambda: query_sum(pl.when(kept).then(c("w") * c("hits")),
+                                                   "sum_hits"),
+                     "sum_rel": lambda: query_sum(pl.when(kept).then(c("w") * c("R")),
+                                                  "sum_rel")}
         return [query_stat(name, k, conv, _per_query(name, conv, k, value), extra)]
 
     return stats
@@ -217,7 +221,7 @@ def _rprec_stats(params: Params, ctx: Context) -> Sequence[Stat]:
         s, n = c("s"), c("n").cast(F64)
         m = (c("R") - s).clip(0, c("n")).cast(F64)
         at_r = rk.join(rel, on=Q, how="inner").filter(s < c("R")).group_by(Q).agg(
-            (c("b").cast(F64) * m / n).sum().alias("hits_r"),
+            in_order_sum(c("b").cast(F64) * m / n, "pos").alias("hits_r"),
             ((c("s_tie") < c("R")) & (c("s_tie") + c("n_tie") > c("R"))).any()
             .alias("straddle_r"),
         )

@@ -43,7 +43,7 @@ import polars as pl
 
 from evalcli.errors import InputDataError, MetricError
 from evalcli.metrics.base import Check, Context, FrameStat, MetricValue, Param, Params
-from evalcli.metrics.stats import product01
+from evalcli.metrics.stats import exact_sum, in_order_sum, product01, sum_by
 from evalcli.metrics.task import Role, Task, TaskInput
 
 if TYPE_CHECKING:
@@ -497,18 +497,20 @@ def _top(lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None) -> pl.LazyFra
         *([(above * neg).alias("_auc"), c("b").alias("b"), neg.alias("_neg")]
           if k is None else []),
     )
+    # a query's rows are in one part and sorted by position: its sums add in that order (the
+    # same bits whatever the engine; tied items' terms depend on their positions only)
     aggs = [
         c("qlen").first().alias("qlen"),
-        c("_hits").sum().alias("hits"),
-        c("_dcg").sum().alias("dcg"),
-        c("_ap").sum().alias("ap_sum"),
+        in_order_sum(c("_hits")).alias("hits"),
+        in_order_sum(c("_dcg")).alias("dcg"),
+        in_order_sum(c("_ap")).alias("ap_sum"),
         c("_straddle").max().cast(pl.Boolean).alias("straddle"),
         product01(c("_none")).alias("p_none"),
         c("weight").max().alias("w"),
         *(c(sg).max().alias(sg) for sg in segs),
     ]
     if k is None:
-        aggs += [c("_auc").sum().alias("auc_num"), c("b").sum().alias("auc_pos"),
+        aggs += [in_order_sum(c("_auc")).alias("auc_num"), c("b").sum().alias("auc_pos"),
                  c("_neg").sum().alias("auc_neg")]
     per = rows.group_by(Q).agg(aggs)
     # RR: only the first group holding a relevant item matters (one row per query when there
@@ -517,7 +519,7 @@ def _top(lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None) -> pl.LazyFra
     factor = pl.when(t == 1).then(1.0).otherwise(
         ((n - r - t + 2.0) / (n - t + 1.0)).clip(lower_bound=0.0))
     rr = first.select(Q, (r / n / pos * factor.cum_prod().over(Q)).alias("_rr")).group_by(Q).agg(
-        c("_rr").sum().alias("rr"))
+        in_order_sum(c("_rr")).alias("rr"))
     return per.join(rr, on=Q, how="left").with_columns(c("rr").fill_null(0.0))
 
 
@@ -555,7 +557,7 @@ def _truth(lf: pl.LazyFrame, thr: float, gain: str, k: int | None) -> pl.LazyFra
     return judged.group_by(Q).agg(
         c("b").sum().alias("R"),
         pl.len().alias("J"),
-        ideal.sum().alias("idcg"),
+        in_order_sum(ideal).alias("idcg"),  # gains best first: the order is the data's
         c("weight").max().alias("w_t"),
         *(c(s).max().alias(s + "_t") for s in segs),
     )
@@ -628,30 +630,42 @@ class QueryStat(FrameStat):
     conventions: Mapping[str, Any] = field(default_factory=dict)
 
 
+SUM_TOP = 30
+"""Top of the grid of the sums over queries (a query's value, times its weight)."""
+
+
+def query_sum(x: pl.Expr, name: str) -> list[pl.Expr]:
+    """Σ over queries of a per-query term: an exact sum (queries come in any order, and from
+    several parts), on a grid from 2^30 down (four limbs: weights and gains of any size)."""
+    return exact_sum(x, name, top=SUM_TOP, limbs=4)
+
+
 def reduce_queries(pq: pl.LazyFrame, keys: list[str],
-                   extra: Mapping[str, pl.Expr] | None = None) -> pl.LazyFrame:
-    """Sums over the queries of a per-query frame (by segment), the mergeable statistics."""
+                   extra: Mapping[str, pl.Expr | list[pl.Expr]] | None = None
+                   ) -> pl.LazyFrame:
+    """Sums over the queries of a per-query frame (by segment), the mergeable statistics.
+
+    ``extra``: more aggregations by name (a list of expressions: their partial columns)."""
     c = pl.col
     defined = c("value").is_not_null()
     aggs = [
-        (c("w") * c("value")).filter(defined).sum().cast(F64).alias("sum_wv"),
-        c("w").filter(defined).sum().cast(F64).alias("sum_w"),
+        *query_sum(pl.when(defined).then(c("w") * c("value")), "sum_wv"),
+        *query_sum(pl.when(defined).then(c("w").cast(F64)), "sum_w"),
         defined.sum().cast(pl.Int64).alias("n"),
         c("straddle").sum().cast(pl.Int64).alias("n_straddle"),
         *((c("status") == st).sum().cast(pl.Int64).alias(f"n_{st}") for st in STATUSES),
-        *((e.cast(F64).alias(name)) for name, e in (extra or {}).items()),
     ]
+    for name, e in (extra or {}).items():
+        aggs += e if isinstance(e, list) else [e.cast(F64).alias(name)]
     if keys:
         return pq.group_by(keys).agg(aggs)
     return pq.select(aggs)
 
 
 def add_by(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
-    """Combine partial sums (rows of several parts) by adding, per segment."""
-    values = [c for c in df.columns if c not in keys]
-    if keys:
-        return df.group_by(keys, maintain_order=True).agg(pl.col(v).sum() for v in values)
-    return df.select(pl.col(v).sum() for v in values)
+    """Combine partial sums (rows of several parts) by adding, per segment (exact sums add
+    exactly and become their values)."""
+    return sum_by(df, keys, [])
 
 
 def keyed(name: str, k: int | None, conv: Mapping[str, Any], extra: str = "") -> str:
@@ -683,7 +697,7 @@ def conventions_of(key: str) -> dict[str, Any]:
 
 def query_stat(name: str, k: int | None, conv: Mapping[str, Any],
                per_query: Callable[[pl.LazyFrame, list[str]], pl.LazyFrame],
-               extra: Mapping[str, Callable[[], pl.Expr]] | None = None,
+               extra: Mapping[str, Callable[[], pl.Expr | list[pl.Expr]]] | None = None,
                key_extra: str = "") -> QueryStat:
     """The statistic of a per-query metric: reduced sums, and the per-query frame on demand."""
 
