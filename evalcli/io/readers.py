@@ -136,7 +136,7 @@ def clip_path(path: str, limit: int = 160) -> str:
     and extension), saying how long it is.
 
     >>> clip_path("/data/" + "p" * 300 + ".csv", 40)
-    '/data/ppppppppppppppp…ppppppppppppppp.csv (310 characters)'
+    '/data/ppppppppp…ppppppppppp.csv (310 characters)'
     """
     if len(path) <= limit:
         return path
