@@ -42,6 +42,9 @@ TOP = 6
 most −log(2.2e-16) ≈ 36; a probability, a ratio, a squared probability error at most 1)."""
 WEIGHTED_TOP = 62
 """Top for sums of weighted terms or raw weights: any weight up to 4.6e18."""
+UNKNOWN_TOP = 105
+"""Top of the fixed grid standing for a grid placed at the data (``top=None``) where sums are
+not staged: five limbs, from 2^105 (4e31) down to 2^-150."""
 MARK = "#x:"
 """Partial columns of an exact sum named N are ``N#x:<part>``: ``j`` (position of the top
 limb), ``i<k>`` (the digits' sum mod 2^64), ``f<k>`` (the same sum as a float, to undo the
@@ -160,16 +163,19 @@ def _grid_of(scale: pl.Expr, limbs: int) -> pl.Expr:
 
 
 def exact_sum(x: pl.Expr, name: str, *, top: int | None = TOP, limbs: int = 3,
-              scale: pl.Expr | None = None) -> list[pl.Expr]:
+              scale: pl.Expr | None = None, bounded: bool = False) -> list[pl.Expr]:
     """Aggregations whose partial results (``name#x:*`` columns) give the exact sum of ``x``.
 
     The grid: ``limbs`` digits of 51 bits each, the top one at 2^(top − 50), so values with
     |x| <= 2^top whose lowest bit is at least 2^(top − 50 − 51·(limbs − 1)) are held exactly
     by the digits (3 limbs: 153 bits). ``top=None`` places the top at the data: at ``scale``,
     an aggregation bounding |x| (default: the largest |x| of the part), for sums whose scale
-    is unknown. Whatever the grid, the result is exact: a value beyond the top is kept aside
-    whole, and the remainder a value leaves below the grid is kept aside too (a list, empty
-    when the grid fits the data). Null values are left out, as ``sum`` does.
+    is unknown (values up to 2^1021, 2.2e307: beyond, the sum is NaN). Whatever the grid, the
+    result is exact: a value beyond the top is kept aside whole, and the remainder a value
+    leaves below the grid is kept aside too (a list, empty when the grid fits the data).
+    Null values are left out, as ``sum`` does. ``bounded``: the caller knows |x| <= 2^top
+    (a log-loss term, a probability): the check for values beyond the top is left out
+    (a non-finite value then makes the sum NaN).
 
     The partial columns add up over any split of the rows (:func:`merge_exact`) and give
     the correctly rounded sum (:func:`exact_value`). Works as a ``select`` aggregation and in
@@ -192,35 +198,49 @@ def exact_sum(x: pl.Expr, name: str, *, top: int | None = TOP, limbs: int = 3,
     out = f"{name}{MARK}"
     x = x.cast(pl.Float64)
     X = col(0, "x", x)
-    j_out: pl.Expr
-    if top is None:
-        J = col(1, "j", _grid_of(X.abs().max() if scale is None else scale, limbs))
-        if stage is not None:
-            stage.grids[f"__exact[{name}]j"] = _grid_of(
-                x.abs().max() if scale is None else scale, limbs)
-        j_out = J.first() if stage is not None else J
-        L: pl.Expr | float = pl.lit(2.0).pow(J + 50)
-    else:
-        j = top - 50
-        if not _J_MIN + LIMB * (limbs - 1) <= j <= _J_MAX:
-            raise ValueError(f"exact_sum: top={top} is outside the range of float64")
-        J = pl.lit(j, dtype=pl.Int64)
-        j_out = J
-        L = math.ldexp(1.0, top)
-    R = col(2, "r0", X.clip(-L, L))
-    huge = col(2, "h", X.abs() > L)
+    if top is None and stage is None:
+        # self-contained (an engine that does not stage): a grid placed at the data would be a
+        # nested aggregation in every step (very slow in a group-by); a wide fixed grid
+        # instead, the values beyond it kept aside. Both are exact: the same result.
+        top, limbs = UNKNOWN_TOP, max(limbs, 5)
     aggs: list[pl.Expr] = []
-    for k in range(limbs):
-        if top is None:
-            M: pl.Expr | float = pl.lit(1.5) * pl.lit(2.0).pow(J + (52 - LIMB * k))
-        else:
-            M = _magic(top - 50 - LIMB * k)
-        B = col(3 + 3 * k, f"b{k}", R + M)
-        Mv = col(4 + 3 * k, f"m{k}", B - M)
-        R = col(5 + 3 * k, f"r{k + 1}", R - Mv)
-        aggs.append(B.reinterpret(dtype=pl.Int64).sum().alias(f"{out}i{k}"))
-        aggs.append(Mv.sum().alias(f"{out}f{k}"))
-    end = 3 + 3 * limbs
+    if top is None:
+        # staged, at the data: the grid's top bounds every |x| (``scale``), nothing beyond it
+        assert stage is not None
+        bound = x.abs().max() if scale is None else scale
+        J = col(1, "j", _grid_of(X.abs().max() if scale is None else scale, limbs))
+        stage.grids[f"__exact[{name}]j"] = _grid_of(bound, limbs)
+        R = X
+        for k in range(limbs):
+            M = pl.lit(1.5) * pl.lit(2.0).pow(J + (52 - LIMB * k))
+            R = _magic_limb(col, k, R, M, out, aggs)
+        aside = col(2 + 3 * limbs, "k", R != 0)
+        aggs += [aside.sum().cast(pl.Int64).alias(f"{out}c"),
+                 X.count().cast(pl.Int64).alias(f"{out}n"), J.first().alias(f"{out}j")]
+        stage.aside[name] = (f"__exact[{name}]r{limbs}", f"__exact[{name}]k")
+        return aggs
+    j = top - 50
+    if not _J_MIN + LIMB * (limbs - 1) <= j <= _J_MAX:
+        raise ValueError(f"exact_sum: top={top} is outside the range of float64")
+    if bounded and stage is not None:
+        R = X
+        for k in range(limbs):
+            R = _magic_limb(col, k, R, _magic(top - 50 - LIMB * k), out, aggs)
+        aside = col(2 + 3 * limbs, "k", R != 0)
+        aggs += [aside.sum().cast(pl.Int64).alias(f"{out}c"),
+                 X.count().cast(pl.Int64).alias(f"{out}n"),
+                 pl.lit(j, dtype=pl.Int64).alias(f"{out}j")]
+        stage.aside[name] = (f"__exact[{name}]r{limbs}", f"__exact[{name}]k")
+        return aggs
+    L = math.ldexp(1.0, top)
+    R = col(1, "r", X.clip(-L, L))
+    huge = col(1, "h", X.abs() > L)
+    if stage is None:
+        R, aggs = _floor_digits(R, top, limbs, out)
+    else:
+        for k in range(limbs):
+            R = _magic_limb(col, k, R, _magic(top - 50 - LIMB * k), out, aggs)
+    end = 2 + 3 * limbs
     kept = col(end, "e", pl.when(huge).then(X).otherwise(R))
     aside = col(end, "k", huge | (R != 0))
     if stage is None:
@@ -233,9 +253,55 @@ def exact_sum(x: pl.Expr, name: str, *, top: int | None = TOP, limbs: int = 3,
         pl.when(huge).then(pl.when(X > 0).then(1).otherwise(-1)).otherwise(0).sum()
         .cast(pl.Int64).alias(f"{out}h"),
         X.count().cast(pl.Int64).alias(f"{out}n"),
-        j_out.alias(f"{out}j"),
+        pl.lit(j, dtype=pl.Int64).alias(f"{out}j"),
     ]
     return aggs
+
+
+def _magic_limb(col: Callable[[int, str, pl.Expr], pl.Expr], k: int, r: pl.Expr,
+                magic: pl.Expr | float, out: str, aggs: list[pl.Expr]) -> pl.Expr:
+    """One limb of the staged chain: the digit of ``r`` (r rounded to a multiple of 2^j, held
+    in the low mantissa bits of r + 1.5·2^(52+j)); its sums join ``aggs``; returns what the
+    digit leaves of ``r``."""
+    b = col(2 + 3 * k, f"b{k}", r + magic)
+    v = col(3 + 3 * k, f"m{k}", b - magic)
+    aggs.append(b.reinterpret(dtype=pl.Int64).sum().alias(f"{out}i{k}"))
+    aggs.append(v.sum().alias(f"{out}f{k}"))
+    return col(4 + 3 * k, f"r{k + 1}", r - v)
+
+
+def _scaled(x: pl.Expr, e: int) -> pl.Expr:
+    """x·2^e, exact (in two steps where 2^e alone is not a float)."""
+    if abs(e) <= 1000:
+        return x * math.ldexp(1.0, e)
+    half = e // 2
+    return x * math.ldexp(1.0, half) * math.ldexp(1.0, e - half)
+
+
+def _floor_digits(r: pl.Expr, top: int, limbs: int, out: str) -> tuple[pl.Expr, list[pl.Expr]]:
+    """The digits of ``r`` (|r| <= 2^top) on the grid, each computed from ``r`` alone: the
+    floor of |r| / 2^j at each position, less the position above's times 2^51, with r's
+    sign. A chain of remainders would repeat ``r``'s expression 2^limbs times in a
+    self-contained expression (sub-expressions are shared one level deep); this repeats it
+    limbs + 1 times. The digits differ from the staged chain's (floors, not rounding), the
+    exact sum does not.
+
+    Returns the remainder below the grid and the aggregations (the staged chain's columns:
+    digits' sums as ``bits(1.5·2^(52+j)) + digit``, and as floats in the value's unit)."""
+    aggs: list[pl.Expr] = []
+    above: pl.Expr | None = None
+    floor = None
+    size, sign = r.abs(), r.sign()  # digits of |r| (a floor of r would not be exact below)
+    for k in range(limbs):
+        j = top - 50 - LIMB * k
+        floor = _scaled(size, -j).floor()
+        digit = floor if above is None else floor - above * math.ldexp(1.0, LIMB)
+        value = _scaled(digit, j) * sign  # a multiple of 2^j below 2^(j+51): exact
+        aggs.append((value + _magic(j)).reinterpret(dtype=pl.Int64).sum().alias(f"{out}i{k}"))
+        aggs.append(value.sum().alias(f"{out}f{k}"))
+        above = floor
+    assert floor is not None
+    return (size - _scaled(floor, top - 50 - LIMB * (limbs - 1))) * sign, aggs
 
 
 def pending_aside(rows: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -314,7 +380,7 @@ def exact_total(rows: Sequence[Mapping[str, Any]], name: str) -> Fraction | floa
         j0 = int(j0)
         limbs = sum(1 for c in row if c.startswith(f"{name}{MARK}i"))
         # values beyond the top: kept aside whole, and held as ±2^top by the digits
-        total -= int(row[f"{name}{MARK}h"] or 0) * Fraction(2) ** (j0 + 50)
+        total -= int(row.get(f"{name}{MARK}h") or 0) * Fraction(2) ** (j0 + 50)
         if f"{name}{MARK}e" not in row and row.get(f"{name}{MARK}c"):
             raise ValueError(f"exact sum {name}: values kept aside were not fetched")
         extras += row.get(f"{name}{MARK}e") or ()
