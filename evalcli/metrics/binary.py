@@ -318,8 +318,10 @@ def proba(params: Params, ctx: Context) -> AggStat:
         ll = -(y * pc.log() + (1 - y) * (1 - pc).log())
         sq = (p - y) ** 2
         return [
-            *exact_sum(w * ll if weighted else ll, f"{key}.logloss", top=ll_top, limbs=limbs),
-            *exact_sum(w * sq if weighted else sq, f"{key}.sq", top=sq_top, limbs=limbs),
+            *exact_sum(w * ll if weighted else ll, f"{key}.logloss", top=ll_top, limbs=limbs,
+                       bounded=not weighted),
+            *exact_sum(w * sq if weighted else sq, f"{key}.sq", top=sq_top, limbs=limbs,
+                       bounded=not weighted),
             *weight_sum(w, f"{key}.w", weighted),
         ]
 

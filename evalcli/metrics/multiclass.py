@@ -421,7 +421,7 @@ def proba(params: Params, ctx: Context) -> AggStat:
         p = pl.col("__p_true").clip(eps, 1 - eps)
         return [
             *exact_sum(-w * p.log() if weighted else -p.log(), f"{key}.logloss", top=top,
-                       limbs=limbs),
+                       limbs=limbs, bounded=not weighted),
             *weight_sum(w, f"{key}.w", weighted),
             pl.col("__outside").sum().cast(F64).alias(f"{key}.outside"),
             ((pl.col("__sum") - 1).abs() > SUM_TOLERANCE).sum().cast(F64)
