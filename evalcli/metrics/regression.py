@@ -88,10 +88,12 @@ MOMENTS = "regression.moments"
 ABS_ERRORS = "regression.abs_errors"
 
 
-def _terms(weighted: bool) -> dict[str, pl.Expr]:
+def _terms(weighted: bool) -> dict[str, tuple[pl.Expr, pl.Expr, int]]:
     """The sums of the moments, each term exact per row so that the sums are exactly those
     of the data's values: Σw, Σw·y and Σw·y² (with the products' rounding errors: Dekker's
-    product), Σw·e, Σw·e², Σw·|e|, Σw·|e|/max(|y|, ε).
+    product), Σw·e, Σw·e², Σw·|e|, Σw·|e|/max(|y|, ε). With each, a bound of its size (where
+    its grid starts) and its limbs (two for terms on the scale of the values, three for
+    squares, whose small values have bits far below the largest).
 
     The centred sum of squares of the target is then Σw·y² − (Σw·y)²/Σw in exact arithmetic:
     with a mean of 1e9 and a spread of 1e-3 it keeps every digit (a float Σy² would keep
@@ -102,16 +104,24 @@ def _terms(weighted: bool) -> dict[str, pl.Expr]:
     y, w = pl.col("label"), pl.col("weight")
     e = y - pl.col("prediction")
     ape = e.abs() / pl.max_horizontal(y.abs(), pl.lit(EPS64))
+    ym, em = y.abs().max(), e.abs().max()
     y2, y2_err = two_square(y)
+    sq, tiny = 2.0, 2.0**-52  # fl(a²) <= a²·(1 + 2^-52); its error <= 2^-53·fl(a²)
     if not weighted:
-        return {"y": y, "y2": y2, "y2_err": y2_err, "e": e, "e2": e**2, "ae": e.abs(),
-                "ape": ape}
+        return {"y": (y, ym, 2), "y2": (y2, ym * ym * sq, 3),
+                "y2_err": (y2_err, ym * ym * tiny, 2), "e": (e, em, 2),
+                "e2": (e**2, em * em * sq, 3), "ae": (e.abs(), em, 2),
+                "ape": (ape, ape.max(), 3)}
+    wm = w.max()
     wy, wy_err = two_product(w, y)
     wy2, wy2_err = two_product(w, y2)
     wy2e, wy2e_err = two_product(w, y2_err)
-    return {"w": w, "y": wy, "y_err": wy_err, "y2": wy2, "y2_err": wy2_err, "y2_err2": wy2e,
-            "y2_err3": wy2e_err, "e": w * e, "e2": w * e**2, "ae": w * e.abs(),
-            "ape": w * ape}
+    return {"w": (w, wm, 2), "y": (wy, wm * ym * sq, 2), "y_err": (wy_err, wm * ym * tiny, 2),
+            "y2": (wy2, wm * ym * ym * 4.0, 3), "y2_err": (wy2_err, wm * ym * ym * tiny, 2),
+            "y2_err2": (wy2e, wm * ym * ym * tiny * sq, 2),
+            "y2_err3": (wy2e_err, wm * ym * ym * tiny * tiny, 2),
+            "e": (w * e, wm * em * sq, 2), "e2": (w * e**2, wm * em * em * 4.0, 3),
+            "ae": (w * e.abs(), wm * em * sq, 2), "ape": (w * ape, (w * ape).max(), 3)}
 
 
 def _moment_exprs(weighted: bool) -> Callable[[], list[pl.Expr]]:
@@ -125,8 +135,8 @@ def _moment_exprs(weighted: bool) -> Callable[[], list[pl.Expr]]:
             e.abs().filter(w > 0).max().alias(f"{k}.max_e"),
         ]
         # each sum's grid at its own scale (targets and errors have any unit)
-        for name, x in _terms(weighted).items():
-            out += exact_sum(x, f"{k}.{name}", top=None)
+        for name, (x, scale, limbs) in _terms(weighted).items():
+            out += exact_sum(x, f"{k}.{name}", top=None, limbs=limbs, scale=scale)
         return out
 
     return exprs
