@@ -28,6 +28,7 @@ from evalcli.metrics.base import (
     StatValues,
 )
 from evalcli.metrics.stats import (
+    Scale,
     exact_sum,
     exact_total,
     is_weighted,
@@ -88,7 +89,7 @@ MOMENTS = "regression.moments"
 ABS_ERRORS = "regression.abs_errors"
 
 
-def _terms(weighted: bool) -> dict[str, tuple[pl.Expr, pl.Expr, int]]:
+def _terms(weighted: bool) -> dict[str, tuple[pl.Expr, Scale, int]]:
     """The sums of the moments, each term exact per row so that the sums are exactly those
     of the data's values: Σw, Σw·y and Σw·y² (with the products' rounding errors: Dekker's
     product), Σw·e, Σw·e², Σw·|e|, Σw·|e|/max(|y|, ε). With each, a bound of its size (where
@@ -106,22 +107,33 @@ def _terms(weighted: bool) -> dict[str, tuple[pl.Expr, pl.Expr, int]]:
     ape = e.abs() / pl.max_horizontal(y.abs(), pl.lit(EPS64))
     ym, em = y.abs().max(), e.abs().max()
     y2, y2_err = two_square(y)
-    sq, tiny = 2.0, 2.0**-52  # fl(a²) <= a²·(1 + 2^-52); its error <= 2^-53·fl(a²)
+
+    def times(base: pl.Expr, f: Callable[[Any], Any]) -> Scale:
+        return (base, f)
+
+    # fl(a²) <= a²·(1 + 2^-52) and its error <= 2^-53·fl(a²); a product likewise
+    tiny = 2.0**-52
     if not weighted:
-        return {"y": (y, ym, 2), "y2": (y2, ym * ym * sq, 3),
-                "y2_err": (y2_err, ym * ym * tiny, 2), "e": (e, em, 2),
-                "e2": (e**2, em * em * sq, 3), "ae": (e.abs(), em, 2),
+        return {"y": (y, ym, 2), "y2": (y2, times(ym, lambda v: v * v * 2.0), 3),
+                "y2_err": (y2_err, times(ym, lambda v: v * v * tiny), 2), "e": (e, em, 2),
+                "e2": (e**2, times(em, lambda v: v * v * 2.0), 3), "ae": (e.abs(), em, 2),
                 "ape": (ape, ape.max(), 3)}
     wm = w.max()
     wy, wy_err = two_product(w, y)
     wy2, wy2_err = two_product(w, y2)
     wy2e, wy2e_err = two_product(w, y2_err)
-    return {"w": (w, wm, 2), "y": (wy, wm * ym * sq, 2), "y_err": (wy_err, wm * ym * tiny, 2),
-            "y2": (wy2, wm * ym * ym * 4.0, 3), "y2_err": (wy2_err, wm * ym * ym * tiny, 2),
-            "y2_err2": (wy2e, wm * ym * ym * tiny * sq, 2),
-            "y2_err3": (wy2e_err, wm * ym * ym * tiny * tiny, 2),
-            "e": (w * e, wm * em * sq, 2), "e2": (w * e**2, wm * em * em * 4.0, 3),
-            "ae": (w * e.abs(), wm * em * sq, 2), "ape": (w * ape, (w * ape).max(), 3)}
+    wym, wem = (w * y.abs()).max(), (w * e.abs()).max()
+    wy2m = (w * y * y).max()
+    return {"w": (w, wm, 2), "y": (wy, times(wym, lambda v: v * 2.0), 2),
+            "y_err": (wy_err, times(wym, lambda v: v * tiny), 2),
+            "y2": (wy2, times(wy2m, lambda v: v * 4.0), 3),
+            "y2_err": (wy2_err, times(wy2m, lambda v: v * tiny * 2.0), 2),
+            "y2_err2": (wy2e, times(wy2m, lambda v: v * tiny * 2.0), 2),
+            "y2_err3": (wy2e_err, times(wy2m, lambda v: v * tiny * tiny * 2.0), 2),
+            "e": (w * e, times(wem, lambda v: v * 2.0), 2),
+            "e2": (w * e**2, times((w * e * e).max(), lambda v: v * 4.0), 3),
+            "ae": (w * e.abs(), times(wem, lambda v: v * 2.0), 2),
+            "ape": (w * ape, (w * ape).max(), 3)}
 
 
 def _moment_exprs(weighted: bool) -> Callable[[], list[pl.Expr]]:

@@ -51,7 +51,7 @@ limb), ``i<k>`` (the digits' sum mod 2^64), ``f<k>`` (the same sum as a float, t
 wrap), ``n`` (values), ``e`` (the values or remainders the grid does not hold; or ``c``, their
 count, until the engine fetches them), ``h`` (the values beyond the top, signed count: the
 digits hold them as ±2^top)."""
-_PART = re.compile(r"^(.*)#x:(j|n|e|c|h|i\d+|f\d+)$")
+_PART = re.compile(r"^(.*)#x:(j|n|e|c|h|hi|lo|i\d+|f\d+)$")
 _I64 = 1 << 64
 _J_MAX = 971  # 1.5·2^(52+j) finite
 _J_MIN = -1074  # 1.5·2^(52+j) normal
@@ -85,8 +85,9 @@ class Staging:
 
     def __init__(self) -> None:
         self.levels: list[dict[str, pl.Expr]] = []
-        self.grids: dict[str, pl.Expr] = {}
-        """Column of a sum's grid position -> its value as an aggregation over the frame."""
+        self.grids: dict[str, tuple[pl.Expr, Callable[[Any], Any], int]] = {}
+        """Column of a sum's grid position -> a reduction over the frame and the function of
+        it that bounds the sum's values (see :data:`Scale`), the limbs."""
         self.aside: dict[str, tuple[str, str]] = {}
         """Exact sum -> (column of the values kept aside, column saying which rows)."""
 
@@ -107,12 +108,22 @@ class Staging:
 
     def grid_values(self, lf: pl.LazyFrame) -> dict[str, int]:
         """The grid positions of the sums placed at the data, from one aggregation over
-        ``lf`` (for a frame in memory: cheaper than the nested aggregation in the pass)."""
+        ``lf`` (for a frame in memory: cheaper than the nested aggregation in the pass).
+        Plain reductions (shared sub-expressions would be broadcast to every row)."""
         if not self.grids:
             return {}
-        row = lf.select([e.alias(n) for n, e in self.grids.items()]).collect().row(
-            0, named=True)
-        return {n: int(v) for n, v in row.items()}
+        bases: dict[str, pl.Expr] = {}
+        for base, _, _ in self.grids.values():
+            bases.setdefault(str(base), base)
+        names = {key: f"b{i}" for i, key in enumerate(bases)}
+        flags = pl.QueryOptFlags(comm_subexpr_elim=False)
+        row = lf.select([e.alias(names[k]) for k, e in bases.items()]).collect(
+            optimizations=flags).row(0, named=True)
+        out = {}
+        for n, (base, then, limbs) in self.grids.items():
+            v = row[names[str(base)]]
+            out[n] = _grid_from(None if v is None else then(float(v)), limbs)
+        return out
 
     def aside_exprs(self, names: Sequence[str]) -> list[pl.Expr]:
         """Aggregations fetching the values sums ``names`` kept aside (their ``e`` column)."""
@@ -156,14 +167,39 @@ def staged() -> Iterator[Staging]:
         _STAGING.pop()
 
 
+def _same(v: Any) -> Any:
+    return v
+
+
+def _grid_from(scale: float | None, limbs: int) -> int:
+    """:func:`_grid_of` for a value known in Python.
+
+    >>> _grid_from(1.0, 3), _grid_from(1.5, 3), _grid_from(0.0, 3), _grid_from(math.inf, 3)
+    (-49, -49, -972, 971)
+    """
+    if scale is None or scale != scale:
+        t = 2000.0
+    elif scale > 0:
+        t = math.floor(math.log2(scale)) + 1.0 if math.isfinite(scale) else math.inf
+    else:
+        t = -2000.0
+    return int(min(max(t - 50, _J_MIN + LIMB * (limbs - 1)), _J_MAX))
+
+
 def _grid_of(scale: pl.Expr, limbs: int) -> pl.Expr:
     """The position of the top limb for values of magnitude at most ``scale`` (a scalar)."""
     t = pl.when(scale > 0).then(scale.log(2).floor() + 1).otherwise(-2000.0).fill_nan(2000.0)
     return (t - 50).clip(_J_MIN + LIMB * (limbs - 1), _J_MAX).cast(pl.Int64)
 
 
+Scale = pl.Expr | tuple[pl.Expr, Callable[[Any], Any]]
+"""A bound of a sum's values: an aggregation, or a plain reduction and an arithmetic
+function of it (applied to the reduction's value, or to the expression: ``lambda v: v * v``)
+so that sums bounded by the same reduction share it."""
+
+
 def exact_sum(x: pl.Expr, name: str, *, top: int | None = TOP, limbs: int = 3,
-              scale: pl.Expr | None = None, bounded: bool = False) -> list[pl.Expr]:
+              scale: Scale | None = None, bounded: bool = False) -> list[pl.Expr]:
     """Aggregations whose partial results (``name#x:*`` columns) give the exact sum of ``x``.
 
     The grid: ``limbs`` digits of 51 bits each, the top one at 2^(top − 50), so values with
@@ -207,16 +243,19 @@ def exact_sum(x: pl.Expr, name: str, *, top: int | None = TOP, limbs: int = 3,
     if top is None:
         # staged, at the data: the grid's top bounds every |x| (``scale``), nothing beyond it
         assert stage is not None
-        bound = x.abs().max() if scale is None else scale
-        J = col(1, "j", _grid_of(X.abs().max() if scale is None else scale, limbs))
-        stage.grids[f"__exact[{name}]j"] = _grid_of(bound, limbs)
+        base, then = (x.abs().max(), _same) if scale is None else \
+            scale if isinstance(scale, tuple) else (scale, _same)
+        J = col(1, "j", _grid_of(X.abs().max() if scale is None else then(base), limbs))
+        stage.grids[f"__exact[{name}]j"] = (base, then, limbs)
         R = X
         for k in range(limbs):
             M = pl.lit(1.5) * pl.lit(2.0).pow(J + (52 - LIMB * k))
             R = _magic_limb(col, k, R, M, out, aggs)
         aside = col(2 + 3 * limbs, "k", R != 0)
         aggs += [aside.sum().cast(pl.Int64).alias(f"{out}c"),
-                 X.count().cast(pl.Int64).alias(f"{out}n"), J.first().alias(f"{out}j")]
+                 X.count().cast(pl.Int64).alias(f"{out}n"), J.first().alias(f"{out}j"),
+                 # the bound is checked: a value beyond it would spoil the digits
+                 X.max().alias(f"{out}hi"), X.min().alias(f"{out}lo")]
         stage.aside[name] = (f"__exact[{name}]r{limbs}", f"__exact[{name}]k")
         return aggs
     j = top - 50
@@ -378,7 +417,10 @@ def exact_total(rows: Sequence[Mapping[str, Any]], name: str) -> Fraction | floa
         if j0 is None:  # an empty group
             continue
         j0 = int(j0)
-        limbs = sum(1 for c in row if c.startswith(f"{name}{MARK}i"))
+        limbs = sum(1 for c in row if re.fullmatch(rf"{re.escape(name + MARK)}i\d+", c))
+        largest = max(abs(row.get(f"{name}{MARK}{p}") or 0.0) for p in ("hi", "lo"))
+        if largest >= math.ldexp(1.0, j0 + 51):  # beyond a grid placed by a wrong bound
+            return math.nan
         # values beyond the top: kept aside whole, and held as ±2^top by the digits
         total -= int(row.get(f"{name}{MARK}h") or 0) * Fraction(2) ** (j0 + 50)
         if f"{name}{MARK}e" not in row and row.get(f"{name}{MARK}c"):
@@ -461,6 +503,8 @@ def merge_exact(columns: Sequence[str], name: str, grouped: bool = True) -> list
             out.append(e if grouped else e.implode())
         elif part == "j":
             out.append(pl.col(c).drop_nulls().first())
+        elif part in ("hi", "lo"):
+            out.append(pl.col(c).max() if part == "hi" else pl.col(c).min())
         else:
             out.append(pl.col(c).sum())
     return out
