@@ -417,13 +417,15 @@ def _curve_areas(stats: StatValues) -> dict[str, Any]:
     if _LAST and _LAST[0] is table:
         cached: dict[str, Any] = _LAST[1]
         return cached
-    # the rows in one order (highest score first) and one chunk: the sums below add in that
-    # order, so another engine's table of the same counts gives the same bits (a sum over a
-    # column adds chunk by chunk)
+    # the rows in one order (highest score first) and in one chunk: the sums below add in a
+    # fixed way, so another engine's table of the same counts, in other chunks, gives the same
+    # bits (a column's sum adds chunk by chunk; adding row after row would cost more than
+    # the copy)
     df = table
     if not df.get_column("score").is_sorted(descending=True):  # the engine sorts it (O(n) check)
         df = df.sort("score", descending=True)
-    df = df.rechunk()
+    if df.n_chunks() > 1:
+        df = df.rechunk()
     cur = df.lazy().filter((pl.col("pos") + pl.col("neg")) > 0)
     p, n = (float(v or 0.0) for v in df.select(pl.col("pos").sum(), pl.col("neg").sum()).row(0))
     tp, fp, pos, neg = pl.col("tp"), pl.col("fp"), pl.col("pos"), pl.col("neg")
