@@ -1,8 +1,10 @@
 """Regression and rating: the task contract and its metrics.
 
 Statistics: ``moments`` (total weight, weighted means and centred sums of squares of the target
-and of the error, sums of absolute and relative errors, maximum error) combine exactly across
-parts with Chan's formula; ``abs_errors`` (weight per distinct absolute error) gives the exact
+and of the error, sums of absolute and relative errors, maximum error), from exact sums of
+terms exact per row (the target's square by Dekker's product), combined in exact arithmetic:
+the same rows give the same bits however they are split, and R² keeps every digit on targets
+with large means; ``abs_errors`` (weight per distinct absolute error) gives the exact
 (weighted) median.
 """
 

@@ -616,42 +616,6 @@ def sum_by(df: pl.DataFrame, keys: list[str], by: list[str]) -> pl.DataFrame:
     return finalize_frame(df.group_by(group, maintain_order=True).agg(aggs))
 
 
-def combine_moments(
-    df: pl.DataFrame, keys: list[str], groups: Mapping[str, tuple[str, str]], weight: str
-) -> pl.DataFrame:
-    """Combine (weight, mean, M2) triples with Chan et al.'s parallel formula.
-
-    ``groups`` maps a name to its (mean column, M2 column); ``weight`` is the column of total
-    weight of each part. Other columns are summed. Exact up to rounding, with no cancellation
-    from raw sums of squares.
-
-    >>> parts = pl.DataFrame({"w": [2.0, 2.0], "m": [1.0, 3.0], "s": [0.0, 0.0]})
-    >>> combine_moments(parts, [], {"y": ("m", "s")}, "w").row(0)
-    (4.0, 2.0, 4.0)
-    >>> with_empty = pl.DataFrame({"w": [2.0, 0.0], "m": [1.0, float("nan")], "s": [0.5, 0.0]})
-    >>> combine_moments(with_empty, [], {"y": ("m", "s")}, "w").row(0)
-    (2.0, 1.0, 0.5)
-    """
-    # a part with no weight has an undefined (NaN) mean; it must add nothing, not spoil the sum
-    empty = pl.col(weight) <= 0
-    df = df.with_columns(pl.when(empty).then(0.0).otherwise(pl.col(c)).alias(c)
-                         for pair in groups.values() for c in pair)
-    w = pl.col(weight)
-    total = w.sum()
-    exprs: list[pl.Expr] = [total.alias(weight)]
-    moment_cols = set()
-    for mean_c, m2_c in groups.values():
-        moment_cols |= {mean_c, m2_c}
-        mean = (w * pl.col(mean_c)).sum() / total
-        exprs.append(mean.alias(mean_c))
-        exprs.append((pl.col(m2_c).sum() + (w * (pl.col(mean_c) - mean) ** 2).sum()).alias(m2_c))
-    others = [c for c in df.columns if c not in {*keys, weight, *moment_cols}]
-    exprs += [pl.col(c).sum().alias(c) for c in others]
-    if keys:
-        return df.group_by(keys, maintain_order=True).agg(exprs)
-    return df.select(exprs)
-
-
 def run_totals(lf: pl.LazyFrame, key: str, cumulative: Mapping[str, pl.Expr]) -> pl.LazyFrame:
     """One row per run of equal ``key`` values in rows sorted by ``key``, with each run's total
     of every ``cumulative`` expression (a running total over the rows, e.g. ``cum_sum()``).
