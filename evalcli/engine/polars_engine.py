@@ -357,12 +357,9 @@ def values(plan: Plan, stats: Mapping[str, Any], ctx: Context, segment: bool = F
 
 def run_context(plan: Plan, a: Aligned, engine: str | None = None) -> Context:
     """The context metrics see: the task, the roles, the options, the scanned side inputs
-    (``__frames__``) when options name files, and the Polars engine (``__engine__``: polars
-    or streaming) when known, for statistics whose fastest plan depends on it."""
-    options = {**plan.options, "__frames__": a.side} if a.side else plan.options
-    if engine is not None:
-        options = {**options, "__engine__": engine}
-    return Context(plan.task.name, a.roles, options)
+    when options name files, and the engine when known, for statistics whose fastest plan
+    depends on it."""
+    return Context(plan.task.name, a.roles, plan.options, engine=engine, frames=a.side or {})
 
 
 def run_polars(plan: Plan, a: Aligned, engine: str, extra: dict[str, Any] | None = None

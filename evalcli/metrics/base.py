@@ -252,6 +252,12 @@ class Context:
     """Column roles present in the aligned frame (``label``, ``score``, ``prediction``, ...)."""
     options: Mapping[str, Any] = field(default_factory=dict)
     """Task options from the config (e.g. ``positive``)."""
+    engine: str | None = None
+    """The engine that computes the statistics (``polars``, ``streaming``, ``spark``), when
+    known: a statistic may choose its fastest plan by it (see ``stats.table_build``)."""
+    frames: Mapping[str, Any] = field(default_factory=dict)
+    """Side inputs the options name (``items_file``, ``popularity_file``, ...), scanned, by
+    option name."""
 
 
 @dataclass(frozen=True)

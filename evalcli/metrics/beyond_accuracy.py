@@ -33,7 +33,6 @@ from evalcli.metrics.ranking_core import (
     COMPAT,
     F64,
     FAMILY,
-    FRAMES,
     IT,
     JUDGED,
     K_REQUIRED,
@@ -58,8 +57,7 @@ LOCAL = frozenset({"polars", "streaming"})
 
 
 def _frames(ctx: Context) -> Mapping[str, pl.LazyFrame]:
-    frames = ctx.options.get(FRAMES) or {}
-    return frames if isinstance(frames, Mapping) else {}
+    return ctx.frames
 
 
 def _share(k: int) -> pl.Expr:

@@ -57,7 +57,6 @@ REC, JUDGED, REL, POS = "__rec", "__judged", "__rel", "__pos"
 F64 = pl.Float64
 SEG = "seg:"
 COMPATS = ("trec_eval", "spark", "sklearn", "recommenders", "ranx")
-FRAMES = "__frames__"
 """Key of ``Context.options`` that holds the side inputs (items, popularity, features) as
 LazyFrames, scanned by the alignment step from the task's ``*_file`` options."""
 

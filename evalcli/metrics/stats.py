@@ -644,7 +644,7 @@ def table_build(ctx: Context, grouped: Build, sorted_rows: Build, unweighted: Bu
     group-by on the streaming engine (memory ~ distinct values); in memory, a sort of the rows
     carrying the weight, or, unweighted and without segments (``keys`` empty), ``unweighted``,
     which sorts one column of values only."""
-    if ctx.options.get("__engine__") != "polars":
+    if ctx.engine != "polars":
         return grouped
     if "weight" in ctx.roles:
         return sorted_rows
