@@ -14,7 +14,6 @@ file and the line; every echo of a value, key or list in a message is clipped
 from __future__ import annotations
 
 import difflib
-import os
 import re
 from collections.abc import Sequence
 from enum import Enum
@@ -56,6 +55,11 @@ class Format(str, Enum):
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+STDIN_TWICE = ("predictions and truth both read standard input ('-'), which holds one file; "
+               "pipe one of them and give the other's path (or pipe one file holding both, and "
+               "omit truth)")
 
 
 class InputSpec(Strict):
@@ -362,6 +366,17 @@ class Config(Strict):
                 self.options[key] = self.resolve(value)
         return self
 
+    @model_validator(mode="after")
+    def _one_stdin(self) -> Config:
+        """Standard input is one stream: it can be one of the two inputs, not both."""
+        from evalcli.io.readers import is_stdin
+
+        if self.truth is not None and is_stdin(self.predictions.path) \
+                and is_stdin(self.truth.path):
+            what, fix = STDIN_TWICE.split("; ", 1)
+            raise ConfigError(what, hint=fix)
+        return self
+
     @field_validator("predictions", "truth", "curves", mode="before")
     @classmethod
     def _path_or_mapping(cls, v: Any) -> Any:
@@ -379,10 +394,9 @@ class Config(Strict):
 
     def resolve(self, path: str) -> str:
         """A config path made absolute relative to the config file's folder."""
-        if "://" in path:
-            return path
-        p = Path(path).expanduser()
-        return os.path.normpath(p if p.is_absolute() else self.base_dir / p)
+        from evalcli.io.readers import input_path
+
+        return input_path(path, self.base_dir)
 
 
 def _format_loc(loc: tuple[Any, ...]) -> str:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalcli.config import Config, parse_config
 from evalcli.errors import ConfigError, InputDataError, clip
+from evalcli.io import input_path
 
 if TYPE_CHECKING:
     from evalcli.io import Source
@@ -64,11 +65,36 @@ def parse_gate(text: str) -> tuple[str, str, float]:
     return m.group(1), "min" if m.group(2) == ">=" else "max", value
 
 
-def _schema(path: str) -> tuple[list[str], dict[str, Any], _Reading]:
+def _format_in(path: str | None, format_in: str | None) -> str | None:
+    """``--format-in`` applies to standard input and to a path whose name says no format."""
+    from evalcli.io import detect_format
+    from evalcli.io.readers import is_stdin
+
+    if path is None or format_in is None:
+        return None
+    if is_stdin(path):
+        return format_in
+    try:
+        detect_format(path)
+    except InputDataError:
+        return format_in
+    return None
+
+
+def _shown(path: str) -> str:
+    from evalcli.io.readers import STDIN, is_stdin
+
+    return STDIN if is_stdin(path) else path
+
+
+def _input(path: str, fmt: str | None) -> str | dict[str, str]:
+    return {"path": input_path(path), "format": fmt} if fmt else input_path(path)
+
+
+def _schema(path: str, fmt: str | None = None) -> tuple[list[str], dict[str, Any], _Reading]:
     from evalcli.io import Source, scan
 
-    source = Source(str(Path(path).resolve()) if "://" not in path else path,
-                    relative_to="the working directory")
+    source = Source(input_path(path), format=fmt, relative_to="the working directory")
     lf = scan(source)
     schema = lf.collect_schema()
     return list(schema.names()), dict(schema), _Reading(lf, source)
@@ -217,22 +243,21 @@ def _ranking_columns(pnames: Sequence[str], tnames: Sequence[str], pfile: str, t
 
 def _ranking_config(predictions: str, truth: str | None, cols: dict[str, str], inferred_task: bool,
                     *, metrics: Sequence[str], weight: str | None, gates: Sequence[str],
-                    group_by: Sequence[str]) -> tuple[Config, list[str]]:
-    columns: dict[str, Any] = {"extra": {r: c for r, c in cols.items() if r != "score"}}
-    if "score" in cols:
-        columns["score"] = cols["score"]
+                    group_by: Sequence[str], formats: tuple[str | None, str | None] = (None, None)
+                    ) -> tuple[Config, list[str]]:
+    columns: dict[str, Any] = dict(cols)
     if weight:
         columns["weight"] = weight
     entries = _gated_entries(metrics, gates)
     data: dict[str, Any] = {
         "task": "ranking",
-        "predictions": str(Path(predictions).resolve()),
+        "predictions": _input(predictions, formats[0]),
         "columns": columns,
         "metrics": entries,
         "group_by": list(group_by),
     }
     if truth:
-        data["truth"] = str(Path(truth).resolve())
+        data["truth"] = _input(truth, formats[1])
     cfg = parse_config(data, "command line", Path.cwd())
     if gates and not metrics:
         cfg = _with_defaults(cfg)
@@ -261,19 +286,33 @@ def build_config(
     predictions: str, truth: str | None, *, task: str | None, metrics: Sequence[str],
     ids: Sequence[str], label: str | None, score: str | None, prediction: str | None,
     weight: str | None, positive: str | None, gates: Sequence[str], group_by: Sequence[str],
-    drop_unmatched: bool,
+    drop_unmatched: bool, format_in: str | None = None,
 ) -> tuple[Config, list[str]]:
-    """A config equivalent to the command line, and what was inferred (for a dim note)."""
+    """A config equivalent to the command line, and what was inferred (for a dim note).
+
+    ``format_in`` is the format of an input whose name does not tell it: standard input
+    (``-``, else sniffed from its content) or a file without a known extension."""
+    from evalcli.io.readers import is_stdin
+
+    if truth is not None and is_stdin(predictions) and is_stdin(truth):
+        from evalcli.config import STDIN_TWICE
+
+        what, fix = STDIN_TWICE.split("; ", 1)
+        raise ConfigError(what, hint=fix)
     inferred: list[str] = []
-    pnames, pschema, plf = _schema(predictions)
-    tnames, tschema, tlf = _schema(truth) if truth else ([], {}, None)
+    pfmt, tfmt = _format_in(predictions, format_in), _format_in(truth, format_in)
+    predictions = _shown(predictions)
+    truth = _shown(truth) if truth is not None else None
+    pnames, pschema, plf = _schema(predictions, pfmt)
+    tnames, tschema, tlf = _schema(truth, tfmt) if truth else ([], {}, None)
     if task == "ranking" or (task is None and not ids):
         ranking = _ranking_columns(pnames, tnames if truth else pnames, predictions,
                                    truth or predictions, required=task == "ranking",
                                    score=score, relevance=label)
         if ranking is not None:
             return _ranking_config(predictions, truth, ranking, task is None, metrics=metrics,
-                                   weight=weight, gates=gates, group_by=group_by)
+                                   weight=weight, gates=gates, group_by=group_by,
+                                   formats=(pfmt, tfmt))
     if truth is not None and not ids:
         common = [c for c in pnames if c in tnames]
         named = [c for c in common if c.lower() in ID_NAMES or c.lower().endswith("_id")]
@@ -344,14 +383,14 @@ def build_config(
     entries = _gated_entries(metrics, gates)
     data: dict[str, Any] = {
         "task": task,
-        "predictions": str(Path(predictions).resolve()),
+        "predictions": _input(predictions, pfmt),
         "columns": columns,
         "metrics": entries,
         "group_by": list(group_by),
         "alignment": {"unmatched": "drop" if drop_unmatched else "error"},
     }
     if truth:
-        data["truth"] = str(Path(truth).resolve())
+        data["truth"] = _input(truth, tfmt)
     if positive is not None:
         data["options"] = {"positive": positive}
     cfg = parse_config(data, "command line", Path.cwd())

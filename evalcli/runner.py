@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalcli.align import Aligned, Inputs, align
 from evalcli.config import Baseline, Config, InputSpec, MetricEntry, load_config
+from evalcli.engine.align import Aligned, Inputs, align
 from evalcli.engine.plan import Plan, check_roles, default_metrics, make_plan
 from evalcli.errors import ConfigError
 from evalcli.gates import EVERY, evaluate_gates, normalize_label
-from evalcli.io import Source
+from evalcli.io import Source, input_path
 from evalcli.metrics.registry import Registry, get_registry, warn_broken
 from evalcli.report.outputs import Targets, check_targets, write_all
 from evalcli.result import Gate, InputInfo, RunResult
@@ -294,10 +294,10 @@ def override(cfg: Config, *, predictions: str | None = None, truth: str | None =
             if cfg.baseline is not None else Baseline(report=report)
     if predictions is not None:
         update["predictions"] = cfg.predictions.model_copy(
-            update={"path": str(Path(predictions).resolve())})
+            update={"path": input_path(predictions)})
     if truth is not None:
         spec = cfg.truth or InputSpec(path=truth)
-        update["truth"] = spec.model_copy(update={"path": str(Path(truth).resolve())})
+        update["truth"] = spec.model_copy(update={"path": input_path(truth)})
     if metrics:
         update["metrics"] = [MetricEntry.model_validate(m) for m in metrics]
     if per_query is not None:

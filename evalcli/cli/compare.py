@@ -18,22 +18,25 @@ from evalcli.cli.common import (
     wants_curves,
 )
 from evalcli.cli.common import say as say_line
-from evalcli.cli.run import ENGINE_HELP, CurvesFormat, Engine, OutputFormat
+from evalcli.cli.run import ENGINE_HELP, CurvesFormat, Engine, InputFormat, OutputFormat
 
 EPILOG = examples(
     "evalcli compare preds.parquet truth.csv",
     "evalcli compare scored.csv --label churned --score p_churn -m auroc -m f1",
     "evalcli compare preds.csv truth.csv --id user_id --gate 'auroc>=0.8'",
     "evalcli compare preds.csv --task regression --label price",
+    "python score.py | evalcli compare - truth.parquet",
 )
 
 
 @user_errors
 def compare(
     predictions: Annotated[str, typer.Argument(
-        metavar="PREDICTIONS", help="The predictions file (it may hold the truth too).")],
+        metavar="PREDICTIONS", help="The predictions file (it may hold the truth too); '-' "
+        "reads standard input, an http(s) URL is downloaded.")],
     truth: Annotated[str | None, typer.Argument(
-        metavar="TRUTH", help="The truth file, joined on the id column(s).")] = None,
+        metavar="TRUTH", help="The truth file, joined on the id column(s); '-' reads "
+        "standard input.")] = None,
     task: Annotated[str | None, typer.Option(
         "--task", metavar="TASK", help="binary, multiclass, multilabel, ranking or regression "
         "(default: inferred).")] = None,
@@ -78,6 +81,10 @@ def compare(
     per_query: Annotated[Path | None, typer.Option(
         "--per-query", metavar="PATH", help="Write each query's metric values (ranking) to "
         "this .parquet, .csv or .jsonl file.", dir_okay=False)] = None,
+    format_in: Annotated[InputFormat | None, typer.Option(
+        "--format-in", metavar="FORMAT", help="The format of standard input ('-', else read "
+        "from its content) or of a file whose name does not say it: csv, tsv, jsonl or "
+        "parquet.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stderr.")] = False,
     verbose: Annotated[bool, typer.Option(
         "--verbose", "-v", help="Also print each step with its time on stderr.")] = False,
@@ -93,6 +100,7 @@ def compare(
         predictions, truth, task=task, metrics=metric or [], ids=id or [], label=label,
         score=score, prediction=prediction, weight=weight, positive=positive,
         gates=gate or [], group_by=group_by or [], drop_unmatched=drop_unmatched,
+        format_in=format_in.value if format_in is not None else None,
     )
     if inferred and not quiet and format == OutputFormat.table:
         stderr().print("inferred: " + ", ".join(inferred), style="dim")

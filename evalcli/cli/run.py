@@ -52,6 +52,13 @@ ENGINE_HELP = ("Run on this engine instead of the config's: auto, polars, stream
                "(spark needs pip install 'evalcli\\[spark]' and Java 17+).")
 
 
+class InputFormat(str, Enum):
+    csv = "csv"
+    tsv = "tsv"
+    jsonl = "jsonl"
+    parquet = "parquet"
+
+
 class CurvesFormat(str, Enum):
     csv = "csv"
     parquet = "parquet"

@@ -1,5 +1,5 @@
 """Readers: format detection and lazy scans."""
 
-from evalcli.io.readers import Source, detect_format, scan
+from evalcli.io.readers import Source, detect_format, input_path, scan
 
-__all__ = ["Source", "detect_format", "scan"]
+__all__ = ["Source", "detect_format", "input_path", "scan"]

@@ -103,6 +103,12 @@ def detect_format(path: str) -> tuple[str, str | None]:
     >>> detect_format("preds.csv.gz"), detect_format("data/*.parquet"), detect_format("x.tsv")
     (('csv', 'gzip'), ('parquet', None), ('tsv', None))
     """
+    if is_stdin(path):
+        return detect_format(stdin_file())
+    if "://" in path:
+        from urllib.parse import urlsplit
+
+        path = urlsplit(path).path or path
     p = Path(path.rstrip("/"))
     compression = _COMPRESSED.get(p.suffix.lower())
     if compression:
@@ -116,6 +122,207 @@ def detect_format(path: str) -> tuple[str, str | None]:
             hint="name the format in the config, e.g. predictions: {path: ..., format: csv}",
         )
     return fmt, compression
+
+
+# --------------------------------------------------------------------------- standard input
+
+STDIN: Final = "<stdin>"
+"""How standard input is named in messages and reports."""
+STDIN_NAMES: Final = ("-", "/dev/stdin", STDIN)
+"""Paths that mean standard input (``some_model | evalcli compare - truth.parquet``)."""
+_STDIN: dict[int, tuple[object, str]] = {}
+
+
+def is_stdin(path: str) -> bool:
+    """Whether a path means standard input.
+
+    >>> is_stdin("-"), is_stdin("/dev/stdin"), is_stdin("preds.csv")
+    (True, True, False)
+    """
+    return path in STDIN_NAMES
+
+
+def input_path(path: str, base: Path | None = None) -> str:
+    """An input path as the run names it: ``<stdin>`` for ``-``, a URL as given, a local path
+    made absolute (relative to ``base``, default the working directory).
+
+    >>> input_path("-"), input_path("s3://b/k.parquet"), input_path("/data/x.csv")
+    ('<stdin>', 's3://b/k.parquet', '/data/x.csv')
+    """
+    if is_stdin(path):
+        return STDIN
+    if "://" in path:
+        return path
+    p = Path(path).expanduser()
+    return os.path.normpath(p if p.is_absolute() or base is None else base / p) \
+        if base is not None else str(p.resolve())
+
+
+def stdin_file() -> str:
+    """Standard input, copied once (per stream) into a temporary file (removed at exit) whose
+    name carries the format read from the content: ``PAR1`` is Parquet, gzip/zstd magic is a
+    compressed text file, a first line starting ``{`` is JSONL, a tab in the first line and no
+    comma is TSV, anything else CSV. The format named in the config (``--format-in``) wins
+    over the name. Every later look (head checks, the scan, an error's line) reads the copy."""
+    import sys
+
+    stream = sys.stdin
+    if id(stream) in _STDIN:  # this stream was copied (kept with its copy: ids stay unique)
+        return _STDIN[id(stream)][1]
+    if stream is None or stream.isatty():
+        raise InputDataError(
+            "standard input ('-') is a terminal, not data",
+            hint="pipe the file in (some_model | evalcli compare - truth.csv), or give its path")
+    raw = getattr(stream, "buffer", None)
+    fd, tmp = tempfile.mkstemp(prefix="evalcli-stdin-")
+    size = 0
+    try:
+        with os.fdopen(fd, "wb") as dst:
+            while True:
+                chunk = raw.read(1 << 20) if raw is not None else \
+                    stream.read(1 << 20).encode("utf-8")
+                if not chunk:
+                    break
+                dst.write(chunk)
+                size += len(chunk)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _COPIES[("stdin", id(stream))] = tmp
+    if size == 0:
+        raise InputDataError("standard input ('-') is empty (no header, no rows)",
+                             hint="check the command that writes to evalcli's standard input")
+    out = tmp + _stdin_suffix(tmp)
+    os.replace(tmp, out)
+    _COPIES[("stdin", id(stream))] = out
+    _STDIN[id(stream)] = (stream, out)
+    return out
+
+
+def _stdin_suffix(file: str) -> str:
+    with open(file, "rb") as fh:
+        start = fh.read(4)
+    if start == b"PAR1":
+        return ".parquet"
+    compression = next((kind for kind, magic in _MAGIC.items() if start.startswith(magic)), None)
+    zipped = {"gzip": ".gz", "zstd": ".zst"}.get(compression or "", "")
+    try:
+        first = read_head(file, compression, 4096).data.split(b"\n", 1)[0]
+    except (OSError, EOFError, zlib.error, InputDataError):
+        first = b""
+    if first.lstrip().startswith(b"{"):
+        return ".jsonl" + zipped
+    if b"\t" in first and b"," not in first:
+        return ".tsv" + zipped
+    return ".csv" + zipped
+
+
+def _local(source: Source) -> Source:
+    """The source as Polars should open it: standard input's copy for ``-``, a downloaded
+    copy for an http(s) URL."""
+    if is_stdin(source.path):
+        return replace(source, path=stdin_file())
+    if is_http(source.path):
+        return replace(source, path=http_file(source.path))
+    return source
+
+
+# --------------------------------------------------------------------------- URLs
+
+_URL_HOSTS = {"s3": "s3.amazonaws.com", "s3a": "s3.amazonaws.com",
+              "gs": "storage.googleapis.com", "gcs": "storage.googleapis.com"}
+
+
+def _url_host(url: str) -> tuple[str, int] | None:
+    """The host and port a URL's reader connects to first (None when evalcli cannot tell)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme in ("http", "https"):
+        return (parts.hostname or "", parts.port or (443 if scheme == "https" else 80))
+    if scheme in _URL_HOSTS:
+        endpoint = os.environ.get("AWS_ENDPOINT_URL") if scheme.startswith("s3") else None
+        if endpoint:
+            e = urlsplit(endpoint)
+            return (e.hostname or "", e.port or (443 if e.scheme == "https" else 80))
+        return (_URL_HOSTS[scheme], 443)
+    return None
+
+
+def is_http(path: str) -> bool:
+    """Whether a path is an http(s) URL (read through a local copy).
+
+    >>> is_http("https://example.org/p.csv"), is_http("s3://b/p.csv"), is_http("p.csv")
+    (True, False, False)
+    """
+    return path.lower().startswith(("http://", "https://"))
+
+
+def http_file(url: str, timeout: float = 15.0) -> str:
+    """An http(s) URL's content, downloaded once per process into a temporary file (removed
+    at exit) named with the URL's extension. Polars reads such URLs only from servers that
+    answer range requests; a copy reads from any server, and the head checks and error lines
+    apply to it as to a local file. An unreachable host, an HTTP error or a cut transfer is
+    one message naming the URL."""
+    from urllib.error import HTTPError, URLError
+    from urllib.parse import urlsplit
+    from urllib.request import Request, urlopen
+
+    key = ("http", url)
+    if key in _COPIES:
+        return _COPIES[key]
+    name = Path(urlsplit(url).path).name
+    suffix = "".join(Path(name).suffixes[-2:]) if name else ""
+    fd, out = tempfile.mkstemp(prefix="evalcli-url-", suffix=suffix)
+    shown = clip_path(url)
+    try:
+        req = Request(url, headers={"User-Agent": "evalcli"})
+        with os.fdopen(fd, "wb") as dst, urlopen(req, timeout=timeout) as resp:
+            while chunk := resp.read(1 << 20):
+                dst.write(chunk)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(out)
+        if isinstance(exc, HTTPError):
+            raise InputDataError(f"cannot read {shown}: the server answered HTTP {exc.code} "
+                                 f"{exc.reason}", hint="check the address (and any access "
+                                 "token it needs)") from None
+        if isinstance(exc, URLError | TimeoutError | OSError):
+            reason = getattr(exc, "reason", None) or exc
+            if isinstance(reason, TimeoutError) or isinstance(exc, TimeoutError):
+                reason = f"no answer in {timeout:g} s"
+            elif isinstance(reason, OSError):
+                reason = reason.strerror or type(reason).__name__
+            raise InputDataError(
+                f"cannot reach {shown}: {reason}",
+                hint="check the address and the network (or download the file and give its "
+                "path)") from None
+        raise
+    _COPIES[key] = out
+    return out
+
+
+def check_reachable(url: str, timeout: float = 3.0) -> None:
+    """Fail fast (one connection attempt, ``timeout`` seconds) when a URL's host cannot be
+    reached, instead of Polars' retries (15 s and more offline) ending in "check the file's
+    format"."""
+    import socket
+
+    target = _url_host(url)
+    if target is None:
+        return
+    host, port = target
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__ if not isinstance(exc, TimeoutError) \
+            else f"no answer in {timeout:g} s"
+        raise InputDataError(
+            f"cannot reach {clip_path(url)}: {host}:{port}: {reason}",
+            hint="check the address and the network (or download the file and give its path)",
+        ) from None
 
 
 # Readers for formats that plug in from elsewhere (e.g. TREC, registered by the ranking family).
@@ -175,7 +382,14 @@ def _looking_at(source: Source) -> Iterator[None]:
 
 
 def _exists(path: str, relative_to: str = "the config's folder") -> None:
+    if is_stdin(path):
+        stdin_file()
+        return
+    if is_http(path):
+        http_file(path)
+        return
     if "://" in path:
+        check_reachable(path)
         return
     if any(ch in path for ch in "*?["):
         if not globlib.glob(path, recursive=True):
@@ -217,6 +431,10 @@ def content_compression(path: str) -> str | None:
 
 def _first_file(path: str) -> str | None:
     """The file a path names, or the first file a glob matches; None for folders and URLs."""
+    if is_stdin(path):
+        return stdin_file()
+    if is_http(path):
+        return http_file(path)
     if "://" in path:
         return None
     if any(ch in path for ch in "*?["):
@@ -564,7 +782,7 @@ def _mixed_kinds(source: Source, key: str, here: tuple[str, int, Any],
 
 # --------------------------------------------------------------------------- encodings
 
-_COPIES: dict[tuple[str, str, int, int], str] = {}
+_COPIES: dict[tuple[Any, ...], str] = {}
 
 
 def _remove_copies() -> None:
@@ -707,9 +925,10 @@ def _scan(source: Source) -> pl.LazyFrame:
     _exists(source.path, source.relative_to)
     # a format named in the config wins, even when the extension says nothing (data.out)
     fmt = source.format or detect_format(source.path)[0]
-    read, lossy = source, False
+    read, lossy = _local(source), False
     if fmt in _TEXT:
         read, lossy = _prepare_text(source, fmt)
+        read = _local(read)
     elif fmt == "parquet":
         if _encoding(source) != "utf-8":
             raise InputDataError(f"{source.path}: encoding applies to text files (CSV, TSV, "
@@ -726,7 +945,7 @@ def _scan(source: Source) -> pl.LazyFrame:
                 infer_schema_length=10_000, encoding="utf8-lossy" if lossy else "utf8",
             )
         elif fmt == "parquet":
-            path = source.path
+            path = read.path
             if Path(path).is_dir():
                 lf = pl.scan_parquet(path, hive_partitioning=True)
             else:
