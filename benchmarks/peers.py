@@ -227,8 +227,8 @@ def evalcli_align(family: str, pred: str, truth: str) -> dict[str, Any]:
     """evalcli's in-memory alignment alone (read, sort or not, 1:1 check, merge or line up)."""
     from pathlib import Path
 
-    from evalcli.align import materialize
     from evalcli.config import load_config
+    from evalcli.engine.align import materialize
     from evalcli.runner import prepare
 
     t0 = time.perf_counter()

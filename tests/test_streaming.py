@@ -2,7 +2,7 @@
 1:1 check on neighbours, line-up by position or merge join) gives the lazy join's.
 
 The streaming engine runs the lazy plan (Polars' hash join with its 1:1 validation); the
-in-memory engine aligns with :func:`evalcli.align.materialize`. Comparing the two on the same
+in-memory engine aligns with :func:`evalcli.engine.align.materialize`. Comparing the two on the same
 inputs checks both: metric values, notes, alignment counts, segments, and the error a bad input
 gets. Sizes are small; the benchmark (``benchmarks/run.py --streaming``) runs the large case.
 """
@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evalcli
-from evalcli.align import Aligned, Inputs, materialize
 from evalcli.engine import polars_engine
+from evalcli.engine.align import Aligned, Inputs, materialize
 from evalcli.errors import InputDataError
 from evalcli.io import Source
 
@@ -292,7 +292,7 @@ def test_materialize_full_join_flags_rows_as_the_lazy_join(nulls):
 
 
 def test_sorted_merge_only_for_strictly_increasing_keys():
-    from evalcli.align import sorted_merge
+    from evalcli.engine.align import sorted_merge
 
     def aligned(pk: list[int], tk: list[int]) -> Aligned:
         pred = pl.LazyFrame({"id": pk, "score": [0.5] * len(pk)})
@@ -335,7 +335,7 @@ def test_text_keys_sharing_a_hash_fall_back_to_the_exact_join(monkeypatch, how):
 def test_packed_sort_equals_polars_sort(data):
     """Sorting integer rows packed into one Int64 gives Polars' sort, for keys and payloads of
     any sign and width (constants, booleans, small types), and declines what cannot fit."""
-    from evalcli.align import _sorted_packed
+    from evalcli.engine.align import _sorted_packed
 
     n = data.draw(st.integers(1, 40))
     ids = data.draw(st.lists(st.integers(-(2**40), 2**40), min_size=n, max_size=n, unique=True))

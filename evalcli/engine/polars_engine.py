@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 
-from evalcli.align import (
+from evalcli.engine.align import (
     SEG,
     Aligned,
     duplicate_error,

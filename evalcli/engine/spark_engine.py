@@ -3,9 +3,10 @@
 A run goes as DESIGN.md's mergeable statistics describe:
 
 1. The driver scans the inputs with Spark (Parquet, CSV/TSV, JSONL at any path or URI Spark
-   reads) and hands empty Polars frames with the same schema to :func:`evalcli.align.align`, so
-   the roles, join keys, segments and row checks are resolved by the Polars engine's code, and
-   config or column errors come before any row is read.
+   reads) and hands empty Polars frames with the same schema to
+   :func:`evalcli.engine.align.align`, so the roles, join keys, segments and row checks are
+   resolved by the Polars engine's code, and config or column errors come before any row is
+   read.
 2. Spark co-partitions the rows. With two files both sides go into one shuffle keyed by the join
    keys (or by the roles a statistic needs together, e.g. the query: ``Stat.partition_by``), so
    every key's rows of both files meet in one partition. One file is not shuffled at all unless
@@ -38,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from evalcli.align import SEG, Aligned, Inputs, _fmt_key, align
+from evalcli.engine.align import SEG, Aligned, Inputs, _fmt_key, align
 from evalcli.engine.plan import Plan, bind
 from evalcli.engine.polars_engine import (
     _bad_null,
