@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 from evalcli.config import Config, InputSpec, parse_config
 from evalcli.config import load_config as _load_yaml
-from evalcli.errors import ConfigError
+from evalcli.errors import ConfigError, clip
 
 if TYPE_CHECKING:
     import polars as pl
@@ -45,8 +45,11 @@ __all__ = ["ConfigLike", "InputLike", "evaluate", "list_metrics", "load_config"]
 
 ConfigLike = Union[Config, Mapping[str, Any], str, "os.PathLike[str]"]
 """A config: a :class:`~evalcli.config.Config`, a mapping as in the YAML, or a YAML file path."""
-InputLike = Union["pl.DataFrame", "pl.LazyFrame", str, "os.PathLike[str]"]
-"""An input: a Polars DataFrame or LazyFrame, or a file path (glob, Parquet directory)."""
+InputLike = Union["pl.DataFrame", "pl.LazyFrame", Mapping[str, Sequence[Any]], str,
+                  "os.PathLike[str]"]
+"""An input: a Polars DataFrame or LazyFrame, a mapping of column name to values (as
+``polars.DataFrame`` takes it: ``{"label": [1, 0], "score": [0.8, 0.3]}``), or a file path
+(glob, Parquet directory)."""
 
 _FRAME_NAME = "<{} DataFrame>"
 
@@ -76,7 +79,12 @@ def load_config(config: ConfigLike) -> Config:
 
 
 def _frame(value: object, role: str) -> pl.LazyFrame | None:
-    """The LazyFrame for an in-memory input; ``None`` for a path; an error for anything else."""
+    """The LazyFrame for an in-memory input (a frame, or a mapping of columns); ``None`` for a
+    path; an error for anything else.
+
+    >>> _frame({"label": [1, 0], "score": [0.8, 0.3]}, "predictions").collect().shape
+    (2, 2)
+    """
     import polars as pl
 
     if isinstance(value, pl.LazyFrame):
@@ -85,9 +93,17 @@ def _frame(value: object, role: str) -> pl.LazyFrame | None:
         return value.lazy()
     if isinstance(value, str | os.PathLike):
         return None
+    if isinstance(value, Mapping):
+        try:
+            return pl.DataFrame(dict(value)).lazy()
+        except (TypeError, ValueError, pl.exceptions.PolarsError) as exc:
+            raise ConfigError(f"{role}= columns do not make a frame: "
+                              f"{clip(str(exc).strip().splitlines()[0] if str(exc) else '')}",
+                              hint="give each column a list of values, all of one length"
+                              ) from None
     kind = f"{type(value).__module__}.{type(value).__name__}"
     fix = "convert it with polars.from_pandas(df)" if "pandas" in kind else \
-        "pass a polars DataFrame or LazyFrame, or a file path"
+        "pass a polars DataFrame or LazyFrame, a mapping of columns, or a file path"
     raise ConfigError(f"{role}= must be a Polars DataFrame/LazyFrame or a path, got {kind}",
                       hint=fix)
 
@@ -103,9 +119,14 @@ def evaluate(
 
     ``config`` is a mapping (the YAML's keys, e.g. ``{"task": "binary", "metrics": [...]}``),
     the path of a YAML file, or a :class:`~evalcli.config.Config`. ``predictions`` and
-    ``truth``, when given, replace the config's inputs: a Polars DataFrame or LazyFrame (the
-    config may then omit ``predictions``), or a path relative to the current directory. With a
-    LazyFrame nothing is collected until the run's single pass.
+    ``truth``, when given, replace the config's inputs: a Polars DataFrame or LazyFrame, or a
+    mapping of column name to values (the config may then omit ``predictions``), or a path
+    relative to the current directory. With a LazyFrame nothing is collected until the run's
+    single pass.
+
+    >>> evaluate({"task": "regression", "metrics": ["mae"]},
+    ...          predictions={"label": [3.0, 1.0], "prediction": [2.0, 1.0]}).values()
+    {'mae': 0.5}
 
     Gates are evaluated (``result.passed``, ``result.failures``); ``gating=False`` reports
     without failing. Raises a :class:`~evalcli.errors.UserError` subclass on bad input.

@@ -288,6 +288,12 @@ class Metric:
     """Extra row rules this metric needs (e.g. scores are probabilities for log loss)."""
     engines: frozenset[str] = frozenset({"polars", "streaming", "spark"})
     origin: str = "built-in"
+    example: str = ""
+    """A doctest (``>>>`` lines and the output they print) that computes the metric with
+    :func:`evalcli.evaluate` on a few rows and shows the value, chosen to teach a convention
+    (ties, a cut-off beyond the list, weights, an undefined case and its note). ``evalcli
+    metrics show`` prints it, docs/metrics.md shows it, and the tests run every built-in
+    metric's example (tests/test_metric_docs.py); a plugin's may be empty."""
 
     def param(self, name: str) -> Param:
         for p in self.params:

@@ -345,49 +345,108 @@ PEER = "scikit-learn (sklearn.metrics) and Spark MLlib RegressionMetrics"
 
 def _metric(name: str, summary: str, formula: str, fn: Callable[[dict[str, float]], MetricValue],
             direction: str = "lower", aliases: tuple[str, ...] = (), conventions: str = "",
-            rng: tuple[float | None, float | None] = (0.0, None)) -> Metric:
+            rng: tuple[float | None, float | None] = (0.0, None), example: str = "") -> Metric:
     return Metric(
         name, FAMILY, summary, formula, direction,  # type: ignore[arg-type]
         REG, _moments, _value(fn), conventions=conventions or "Weighted by the weight column.",
-        peer=PEER, aliases=aliases, range=rng,
+        peer=PEER, aliases=aliases, range=rng, example=example,
     )
 
 
 METRICS: list[Metric] = [
     _metric("mse", "mean squared error", "Σ w·(y − ŷ)² / Σ w",
-            lambda m: MetricValue(m["sse"] / m["w"]), aliases=("mean_squared_error",)),
+            lambda m: MetricValue(m["sse"] / m["w"]), aliases=("mean_squared_error",),
+            example="""
+            >>> from evalcli import evaluate
+            >>> evaluate({"task": "regression", "metrics": ["mse"]},
+            ...          predictions={"label": [3.0, -0.5, 2.0, 7.0],
+            ...                       "prediction": [2.5, 0.0, 2.0, 8.0]}).values()
+            {'mse': 0.375}
+            """),
     _metric("rmse", "root mean squared error", "√(Σ w·(y − ŷ)² / Σ w)",
             lambda m: MetricValue((m["sse"] / m["w"]) ** 0.5),
-            aliases=("root_mean_squared_error",)),
+            aliases=("root_mean_squared_error",),
+            example="""
+            >>> from evalcli import evaluate
+            >>> evaluate({"task": "regression", "metrics": ["rmse"], "columns": {"weight": "w"}},
+            ...          predictions={"label": [1.0, 2.0, 3.0], "prediction": [1.0, 2.0, 5.0],
+            ...                       "w": [1, 1, 2]}).values()  # √(2·2² / 4)
+            {'rmse': 1.4142135623730951}
+            """),
     _metric("mae", "mean absolute error", "Σ w·|y − ŷ| / Σ w",
-            lambda m: MetricValue(m["sae"] / m["w"]), aliases=("mean_absolute_error",)),
+            lambda m: MetricValue(m["sae"] / m["w"]), aliases=("mean_absolute_error",),
+            example="""
+            >>> from evalcli import evaluate
+            >>> evaluate({"task": "regression", "metrics": ["mae"]},
+            ...          predictions={"label": [3.0, -0.5, 2.0, 7.0],
+            ...                       "prediction": [2.5, 0.0, 2.0, 8.0]}).values()
+            {'mae': 0.5}
+            """),
     _metric("r2", "coefficient of determination", "1 − Σ w·(y − ŷ)² / Σ w·(y − ȳ)²", _r2,
             direction="higher", aliases=("r_squared", "r2_score"), rng=(None, 1.0),
             conventions="Weighted; ȳ is the weighted mean. A constant target gives 1 when "
             "the predictions are exact, else 0, with a note (scikit-learn's force_finite). "
-            "Undefined with fewer than two rows, as scikit-learn."),
+            "Undefined with fewer than two rows, as scikit-learn.",
+            example="""
+            >>> from evalcli import evaluate
+            >>> r = evaluate({"task": "regression", "metrics": ["r2"]},
+            ...              predictions={"label": [2.0, 2.0, 2.0], "prediction": [2.0, 2.0, 2.5]})
+            >>> r.values()
+            {'r2': 0.0}
+            >>> r.metric("r2").notes
+            ["the target is constant: reported as 0, as scikit-learn's force_finite"]
+            """),
     _metric("explained_variance", "share of the target's variance the errors do not have",
             "1 − Var_w(y − ŷ) / Var_w(y)", _explained_variance, direction="higher",
             aliases=("explained_variance_score",), rng=(None, 1.0),
             conventions="Weighted population variances. A constant target gives 1 or 0 with "
             "a note (scikit-learn's force_finite). Spark's explainedVariance is a different "
-            "quantity (the variance of the predictions), not this score."),
+            "quantity (the variance of the predictions), not this score.",
+            example="""
+            >>> from evalcli import evaluate
+            >>> evaluate({"task": "regression", "metrics": ["explained_variance", "r2"]},
+            ...          predictions={"label": [1.0, 2.0, 3.0], "prediction": [2.0, 3.0, 4.0]}
+            ...          ).values()  # a constant error is no variance, but it lowers R²
+            {'explained_variance': 1.0, 'r2': -0.5}
+            """),
     _metric("mape", "mean absolute percentage error (as a fraction, not ×100)",
             "Σ w·|y − ŷ| / max(|y|, ε) / Σ w", lambda m: MetricValue(m["sape"] / m["w"]),
             aliases=("mean_absolute_percentage_error",),
             conventions="Weighted; |y| is floored at float64 epsilon, so a zero target gives "
             "a huge but finite term, as scikit-learn's mean_absolute_percentage_error. "
-            "A fraction (0.1 = 10%)."),
+            "A fraction (0.1 = 10%).",
+            example="""
+            >>> from evalcli import evaluate
+            >>> evaluate({"task": "regression", "metrics": ["mape"]},
+            ...          predictions={"label": [100.0, 200.0], "prediction": [110.0, 180.0]}
+            ...          ).values()  # 10% off each: a fraction, not ×100
+            {'mape': 0.1}
+            """),
     _metric("max_error", "largest absolute error", "max |y − ŷ|",
             lambda m: MetricValue(m["max_e"]),
             conventions="The maximum over the rows with a positive weight (other weights "
             "do not change a maximum; a zero weight is no row). scikit-learn's max_error "
-            "takes no weights."),
+            "takes no weights.",
+            example="""
+            >>> from evalcli import evaluate
+            >>> evaluate({"task": "regression", "metrics": ["max_error"],
+            ...           "columns": {"weight": "w"}},
+            ...          predictions={"label": [1.0, 2.0, 3.0], "prediction": [1.5, 2.0, 9.0],
+            ...                       "w": [1, 1, 0]}).values()  # a zero weight is no row
+            {'max_error': 0.5}
+            """),
     Metric("median_absolute_error", FAMILY, "median of the absolute errors",
            "median |y − ŷ| (weighted median with weights)", "lower", REG, _abs_errors,
            _median_ae,
            conventions="Exact; with an even count the mean of the two middle values, as "
            "numpy's median and scikit-learn's median_absolute_error. With weights, the "
            "weighted median averaging at a boundary.",
-           peer="scikit-learn median_absolute_error", aliases=("medae",), range=(0.0, None)),
+           peer="scikit-learn median_absolute_error", aliases=("medae",), range=(0.0, None),
+           example="""
+           >>> from evalcli import evaluate
+           >>> evaluate({"task": "regression", "metrics": ["median_absolute_error"]},
+           ...          predictions={"label": [1.0, 2.0, 3.0, 4.0],
+           ...                       "prediction": [1.0, 3.0, 5.0, 8.0]}).values()  # |e|: 0 1 2 4
+           {'median_absolute_error': 1.5}
+           """),
 ]

@@ -1,0 +1,165 @@
+"""The metric documentation is the registry's.
+
+- Every built-in metric declares an ``example``: a doctest that computes it with
+  ``evalcli.evaluate`` and shows the value. Each runs here (doctest's parser and runner), and
+  each value it shows is checked against an independent reference (scikit-learn, ranx, numpy)
+  or, where no peer computes the convention, against the arithmetic written out below: the
+  inputs the example passes are recorded and handed to the reference, so the example cannot
+  show a value that only evalcli computes.
+- ``docs/metrics.md`` is exactly what ``evalcli metrics --markdown`` prints for the built-ins.
+- The README's metric lists name exactly the registered metrics of each family.
+"""
+
+from __future__ import annotations
+
+import doctest
+import io
+import math
+import textwrap
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+import sklearn.metrics as skm
+
+import evalcli
+import evalcli.api
+from evalcli.metrics.base import Metric
+from evalcli.metrics.registry import builtin_registry
+from evalcli.result import RunResult
+
+BUILTINS: dict[str, Metric] = {f"{m.family}/{m.name}": m for m in builtin_registry()}
+
+
+# --------------------------------------------------------------------------- running an example
+
+@dataclass
+class Call:
+    """One ``evalcli.evaluate`` call an example made: what it passed and what it got."""
+
+    config: Mapping[str, Any]
+    predictions: pl.DataFrame | None
+    truth: pl.DataFrame | None
+    result: RunResult
+
+    def col(self, name: str, frame: str = "predictions") -> np.ndarray:
+        df = self.predictions if frame == "predictions" else self.truth
+        assert df is not None
+        return df.get_column(self.config.get("columns", {}).get(name, name)).to_numpy()
+
+    def weights(self) -> np.ndarray | None:
+        """The weight column the config names, if any."""
+        name = self.config.get("columns", {}).get("weight")
+        return None if name is None or self.predictions is None else \
+            self.predictions.get_column(name).to_numpy()
+
+    def yp(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.col("label"), self.col("prediction")
+
+
+def _frame(value: Any) -> pl.DataFrame | None:
+    if value is None or isinstance(value, pl.DataFrame):
+        return value
+    if isinstance(value, pl.LazyFrame):
+        return value.collect()
+    return pl.DataFrame(dict(value))
+
+
+def run_example(metric: Metric, monkeypatch: pytest.MonkeyPatch) -> list[Call]:
+    """Run ``metric.example`` as a doctest; fail with doctest's report; return its calls."""
+    assert metric.example.strip(), (
+        f"{metric.family}/{metric.name} has no example: add example=\"\"\" >>> ... \"\"\" to its "
+        "declaration (a doctest calling evalcli.evaluate on a few rows, see the others)")
+    calls: list[Call] = []
+    real = evalcli.api.evaluate
+
+    def recording(config: Any, *, predictions: Any = None, truth: Any = None,
+                  gating: bool = True) -> RunResult:
+        result = real(config, predictions=predictions, truth=truth, gating=gating)
+        calls.append(Call(dict(config), _frame(predictions), _frame(truth), result))
+        return result
+
+    monkeypatch.setattr(evalcli, "evaluate", recording)
+    name = f"{metric.family}/{metric.name}"
+    test = doctest.DocTestParser().get_doctest(
+        textwrap.dedent(metric.example), {}, name, f"<example of {name}>", 0)
+    report = io.StringIO()
+    outcome = doctest.DocTestRunner(verbose=False).run(test, out=report.write)
+    assert outcome.failed == 0, f"the example of {name} fails:\n{report.getvalue()}"
+    assert any(m.metric == metric.name and m.family == metric.family
+               for c in calls for m in c.result.metrics), (
+        f"the example of {name} must compute it with `from evalcli import evaluate`")
+    return calls
+
+
+# --------------------------------------------------------------------------- references
+# Each takes a recorded call and returns what it must give: values by metric id, and
+# (id, detail) -> value for the details an example shows. NaN (scikit-learn's undefined)
+# stands for None.
+
+Expected = Mapping[Any, Any]
+Reference = Callable[[Call], Expected]
+
+
+def _reg(fn: Callable[..., float], *ids: str) -> Reference:
+    """A scikit-learn regression metric with the example's weights, under each id."""
+    def ref(c: Call) -> Expected:
+        y, p = c.yp()
+        return {i: fn(y, p, sample_weight=c.weights()) for i in ids}
+    return ref
+
+
+def _max_error(c: Call) -> Expected:
+    y, p = c.yp()
+    w = c.weights()
+    keep = np.ones(len(y), bool) if w is None else w > 0  # a zero weight is no row
+    return {"max_error": skm.max_error(y[keep], p[keep])}
+
+
+REFERENCES: dict[str, Reference] = {
+    # regression: scikit-learn
+    "regression/mse": _reg(skm.mean_squared_error, "mse"),
+    "regression/rmse": _reg(skm.root_mean_squared_error, "rmse"),
+    "regression/mae": _reg(skm.mean_absolute_error, "mae"),
+    "regression/r2": _reg(skm.r2_score, "r2"),
+    "regression/explained_variance": lambda c: {
+        **_reg(skm.explained_variance_score, "explained_variance")(c),
+        **_reg(skm.r2_score, "r2")(c)},
+    "regression/mape": _reg(skm.mean_absolute_percentage_error, "mape"),
+    "regression/max_error": _max_error,
+    "regression/median_absolute_error": _reg(skm.median_absolute_error,
+                                             "median_absolute_error"),
+}
+
+
+def _same(got: Any, want: Any) -> bool:
+    if want is None or (isinstance(want, float) and math.isnan(want)):
+        return got is None
+    if isinstance(want, (list, tuple)):
+        return isinstance(got, (list, tuple)) and len(got) == len(want) and all(
+            _same(g, w) for g, w in zip(got, want, strict=True))
+    if isinstance(want, str) or got is None:
+        return bool(got == want)
+    return math.isclose(float(got), float(want), rel_tol=1e-12, abs_tol=1e-15)
+
+
+@pytest.mark.parametrize("key", sorted(BUILTINS))
+def test_the_example_runs_and_shows_reference_values(key: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    metric = BUILTINS[key]
+    calls = run_example(metric, monkeypatch)
+    assert key in REFERENCES, f"add a reference for {key}'s example to REFERENCES"
+    for call in calls:
+        want = REFERENCES[key](call)
+        got: dict[Any, Any] = dict(call.result.values())
+        for k in want:
+            if isinstance(k, tuple):
+                got[k] = call.result.metric(k[0]).details.get(k[1])
+        assert {k for k in want if not isinstance(k, tuple)} == set(call.result.values()), (
+            f"{key}: the reference gives {sorted(map(str, want))}, the example "
+            f"{sorted(call.result.values())}")
+        bad = {k: (got[k], w) for k, w in want.items() if not _same(got[k], w)}
+        assert not bad, f"{key}: (evalcli, reference) differ: {bad} on {call.config}"
