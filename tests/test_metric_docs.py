@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import doctest
+import inspect
 import io
 import math
 import textwrap
@@ -30,6 +31,9 @@ import evalcli.api
 from evalcli.metrics.base import Metric
 from evalcli.metrics.registry import builtin_registry
 from evalcli.result import RunResult
+
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:y_pred contains classes not in y_true:UserWarning")  # a reference's, on purpose
 
 BUILTINS: dict[str, Metric] = {f"{m.family}/{m.name}": m for m in builtin_registry()}
 
@@ -87,7 +91,8 @@ def run_example(metric: Metric, monkeypatch: pytest.MonkeyPatch) -> list[Call]:
     test = doctest.DocTestParser().get_doctest(
         textwrap.dedent(metric.example), {}, name, f"<example of {name}>", 0)
     report = io.StringIO()
-    outcome = doctest.DocTestRunner(verbose=False).run(test, out=report.write)
+    runner = doctest.DocTestRunner(verbose=False, optionflags=doctest.NORMALIZE_WHITESPACE)
+    outcome = runner.run(test, out=report.write)
     assert outcome.failed == 0, f"the example of {name} fails:\n{report.getvalue()}"
     assert any(m.metric == metric.name and m.family == metric.family
                for c in calls for m in c.result.metrics), (
@@ -119,7 +124,79 @@ def _max_error(c: Call) -> Expected:
     return {"max_error": skm.max_error(y[keep], p[keep])}
 
 
+def _hard(c: Call, params: Mapping[str, Any]) -> np.ndarray:
+    """Binary hard predictions: score >= threshold when one is set, else the prediction
+    column, else score >= 0.5."""
+    if params.get("threshold") is not None:
+        return (c.col("score") >= params["threshold"]).astype(int)
+    if c.predictions is not None and "prediction" in c.predictions.columns:
+        return c.col("prediction")
+    return (c.col("score") >= 0.5).astype(int)
+
+
+def _per_metric(fn: Callable[[Call, Mapping[str, Any]], Any]) -> Reference:
+    """``fn(call, params)`` for each metric the call computed, by id."""
+    return lambda c: {m.id: fn(c, m.params) for m in c.result.metrics}
+
+
+def _counts(fn: Callable[..., float], **kw: Any) -> Reference:
+    """A scikit-learn metric of labels and hard predictions, with the example's weights."""
+    def ref(c: Call, params: Mapping[str, Any]) -> float:
+        extra = dict(kw)
+        takes = inspect.signature(fn).parameters
+        if "zero_division" in params and "zero_division" in takes:
+            extra["zero_division"] = {"0": 0.0, "1": 1.0, "nan": np.nan}[params["zero_division"]]
+        if "beta" in params:
+            extra["beta"] = params["beta"]
+        return fn(c.col("label"), _hard(c, params), sample_weight=c.weights(), **extra)
+    return _per_metric(ref)
+
+
+def _fpr(y: np.ndarray, p: np.ndarray, sample_weight: Any = None, **kw: Any) -> float:
+    tn, fp, _, _ = skm.confusion_matrix(y, p, sample_weight=sample_weight, labels=[0, 1]).ravel()
+    return float(fp / (fp + tn))
+
+
+def _scores(fn: Callable[..., float], **kw: Any) -> Reference:
+    """A scikit-learn metric of labels and scores, with the example's weights."""
+    return _per_metric(lambda c, _: fn(c.col("label"), c.col("score"),
+                                       sample_weight=c.weights(), **kw))
+
+
+def _auprc(y: np.ndarray, s: np.ndarray, sample_weight: Any = None) -> float:
+    """Spark MLlib's areaUnderPR: the trapezoid over scikit-learn's PR points (one per
+    distinct score), starting at (recall 0, precision of the top score)."""
+    precision, recall, _ = skm.precision_recall_curve(y, s, sample_weight=sample_weight)
+    precision, recall = precision[:-1][::-1], recall[:-1][::-1]  # drop sklearn's (0, 1) end
+    return float(np.trapezoid(np.r_[precision[0], precision], np.r_[0.0, recall]))
+
+
+def _peak_f1(c: Call) -> Expected:
+    y, s = c.col("label"), c.col("score")
+    f1 = {t: skm.f1_score(y, s >= t, sample_weight=c.weights()) for t in np.unique(s)}
+    best = max(f1.values())
+    return {"peak_f1": best, ("peak_f1", "threshold"): max(t for t in f1 if f1[t] == best)}
+
+
 REFERENCES: dict[str, Reference] = {
+    # binary: scikit-learn; auprc is Spark's trapezoid over scikit-learn's PR points
+    "binary/accuracy": _counts(skm.accuracy_score),
+    "binary/precision": _counts(skm.precision_score),
+    "binary/recall": _counts(skm.recall_score),
+    "binary/specificity": _counts(skm.recall_score, pos_label=0),
+    "binary/fpr": _counts(_fpr),
+    "binary/f1": _counts(skm.f1_score),
+    "binary/fbeta": _counts(skm.fbeta_score),
+    "binary/mcc": _counts(skm.matthews_corrcoef),
+    "binary/balanced_accuracy": _counts(skm.balanced_accuracy_score),
+    "binary/auroc": _scores(skm.roc_auc_score),
+    "binary/auprc": lambda c: {"auprc": _auprc(c.col("label"), c.col("score")),
+                               "average_precision": skm.average_precision_score(
+                                   c.col("label"), c.col("score"))},
+    "binary/average_precision": _scores(skm.average_precision_score),
+    "binary/peak_f1": _peak_f1,
+    "binary/log_loss": _scores(skm.log_loss, labels=[0, 1]),
+    "binary/brier": _scores(skm.brier_score_loss),
     # regression: scikit-learn
     "regression/mse": _reg(skm.mean_squared_error, "mse"),
     "regression/rmse": _reg(skm.root_mean_squared_error, "rmse"),

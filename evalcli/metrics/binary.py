@@ -535,7 +535,7 @@ def _count_metric(name: str, summary: str, formula: str, value: Callable[..., Me
                   *, zero_division: bool = True, direction: str = "higher",
                   aliases: tuple[str, ...] = (), extra: tuple[Param, ...] = (),
                   conventions: str = "", in_default_set: bool = True,
-                  rng: tuple[float, float] = (0.0, 1.0)) -> Metric:
+                  rng: tuple[float, float] = (0.0, 1.0), example: str = "") -> Metric:
     params = (THRESHOLD, *extra, *((ZERO_DIVISION,) if zero_division else ()))
     return Metric(
         name=name, family=FAMILY, summary=summary, formula=formula,
@@ -548,48 +548,116 @@ def _count_metric(name: str, summary: str, formula: str, value: Callable[..., Me
             + (" When the denominator is 0 the value is zero_division (0 by default, with a "
                "note), as scikit-learn's zero_division." if zero_division else "")),
         peer=PEERS_COUNTS, aliases=aliases, range=rng, in_default_set=in_default_set,
+        example=example,
     )
 
 
 METRICS: list[Metric] = [
     _count_metric("accuracy", "share of rows whose hard prediction equals the label",
                   "(tp + tn) / (tp + fp + fn + tn)",
-                  _ratio(lambda c: c["tp"] + c["tn"], lambda c: sum(c.values()), "the row count")),
+                  _ratio(lambda c: c["tp"] + c["tn"], lambda c: sum(c.values()), "the row count"),
+                  example="""
+                  >>> from evalcli import evaluate
+                  >>> evaluate({"task": "binary", "metrics": ["accuracy"]},  # score >= 0.5
+                  ...          predictions={"label": [1, 0, 1, 0],
+                  ...                       "score": [0.9, 0.6, 0.4, 0.2]}).values()
+                  {'accuracy': 0.5}
+                  """),
     _count_metric("precision", "share of predicted positives that are positive (PPV)",
                   "tp / (tp + fp)",
                   _ratio(lambda c: c["tp"], lambda c: c["tp"] + c["fp"], "tp + fp"),
-                  aliases=("ppv",)),
+                  aliases=("ppv",), example="""
+                  >>> from evalcli import evaluate
+                  >>> r = evaluate({"task": "binary", "metrics": ["precision"]},
+                  ...              predictions={"label": [1, 0, 1], "score": [0.4, 0.2, 0.1]})
+                  >>> r.values(), r.metric("precision").notes  # nothing predicted positive
+                  ({'precision': 0.0}, ['tp + fp is 0 (zero_division=0): reported as 0'])
+                  """),
     _count_metric("recall", "share of positives predicted positive (TPR, sensitivity)",
                   "tp / (tp + fn)",
                   _ratio(lambda c: c["tp"], lambda c: c["tp"] + c["fn"], "tp + fn"),
-                  aliases=("tpr", "sensitivity")),
+                  aliases=("tpr", "sensitivity"), example="""
+                  >>> from evalcli import evaluate
+                  >>> evaluate({"task": "binary",
+                  ...           "metrics": ["recall", {"metric": "recall", "threshold": 0.3}]},
+                  ...          predictions={"label": [1, 0, 1, 1],
+                  ...                       "score": [0.9, 0.6, 0.4, 0.2]}).values()
+                  {'recall': 0.3333333333333333,
+                   'recall[threshold=0.3]': 0.6666666666666666}
+                  """),
     _count_metric("specificity", "share of negatives predicted negative (TNR)",
                   "tn / (tn + fp)",
                   _ratio(lambda c: c["tn"], lambda c: c["tn"] + c["fp"], "tn + fp"),
-                  aliases=("tnr",)),
+                  aliases=("tnr",), example="""
+                  >>> from evalcli import evaluate
+                  >>> evaluate({"task": "binary", "metrics": ["specificity"]},
+                  ...          predictions={"label": [0, 0, 0, 1],
+                  ...                       "prediction": [0, 1, 0, 1]}).values()
+                  {'specificity': 0.6666666666666666}
+                  """),
     _count_metric("fpr", "share of negatives predicted positive (false positive rate)",
                   "fp / (fp + tn)",
                   _ratio(lambda c: c["fp"], lambda c: c["fp"] + c["tn"], "fp + tn"),
-                  direction="lower", aliases=("false_positive_rate", "fall_out")),
+                  direction="lower", aliases=("false_positive_rate", "fall_out"),
+                  example="""
+                  >>> from evalcli import evaluate
+                  >>> evaluate({"task": "binary", "metrics": ["fpr"], "columns": {"weight": "w"}},
+                  ...          predictions={"label": [0, 0, 1], "score": [0.7, 0.2, 0.9],
+                  ...                       "w": [3, 1, 1]}).values()  # fp 3 of weight 4
+                  {'fpr': 0.75}
+                  """),
     _count_metric("f1", "harmonic mean of precision and recall",
                   "2·tp / (2·tp + fp + fn)",
                   _ratio(lambda c: 2 * c["tp"], lambda c: 2 * c["tp"] + c["fp"] + c["fn"],
                          "2·tp + fp + fn"),
-                  aliases=("f1_score",)),
+                  aliases=("f1_score",), example="""
+                  >>> from evalcli import evaluate
+                  >>> r = evaluate({"task": "binary",
+                  ...               "metrics": [{"metric": "f1", "zero_division": "nan"}]},
+                  ...              predictions={"label": [0, 0, 0], "prediction": [0, 0, 0]})
+                  >>> r.values(), r.metric("f1[zero_division=nan]").notes
+                  ({'f1[zero_division=nan]': None},
+                   ['2·tp + fp + fn is 0 (zero_division=nan): undefined'])
+                  """),
     _count_metric("fbeta", "F-measure weighting recall beta times as much as precision",
                   "(1+β²)·tp / ((1+β²)·tp + β²·fn + fp)", _fbeta_value,
                   extra=(Param("beta", float, 1.0, "weight of recall relative to precision",
                                gt=0),),
-                  aliases=("f_beta", "fbeta_score"), in_default_set=False),
+                  aliases=("f_beta", "fbeta_score"), in_default_set=False,
+                  example="""
+                  >>> from evalcli import evaluate
+                  >>> evaluate({"task": "binary", "metrics": [{"metric": "fbeta", "beta": 2}]},
+                  ...          predictions={"label": [1, 1, 1, 0], "prediction": [1, 0, 0, 0]}
+                  ...          ).values()  # precision 1, recall 1/3: 5·(1/3) / (4 + 1/3)
+                  {'fbeta[beta=2]': 0.38461538461538464}
+                  """),
     _count_metric("mcc", "Matthews correlation coefficient between labels and predictions",
                   "(tp·tn − fp·fn) / √((tp+fp)(tp+fn)(tn+fp)(tn+fn))", _mcc_value,
                   zero_division=False, aliases=("matthews_corrcoef",), rng=(-1.0, 1.0),
                   conventions="Weighted counts. When a row or column of the confusion matrix "
-                  "is empty the value is 0, with a note, as scikit-learn's matthews_corrcoef."),
+                  "is empty the value is 0, with a note, as scikit-learn's matthews_corrcoef.",
+                  example="""
+                  >>> from evalcli import evaluate
+                  >>> r = evaluate({"task": "binary", "metrics": ["mcc"]},
+                  ...              predictions={"label": [1, 0, 1], "prediction": [1, 1, 1]})
+                  >>> r.values(), r.metric("mcc").notes
+                  ({'mcc': 0.0},
+                   ['a row or column of the confusion matrix is empty: reported as 0, as
+                     scikit-learn does'])
+                  """),
     _count_metric("balanced_accuracy", "mean of recall and specificity",
                   "(tp/(tp+fn) + tn/(tn+fp)) / 2", _balanced_value, zero_division=False,
                   conventions="Weighted counts. With one class in the labels, the mean of "
-                  "the defined recall only, as scikit-learn's balanced_accuracy_score."),
+                  "the defined recall only, as scikit-learn's balanced_accuracy_score.",
+                  example="""
+                  >>> from evalcli import evaluate
+                  >>> r = evaluate({"task": "binary", "metrics": ["balanced_accuracy"]},
+                  ...              predictions={"label": [1, 1, 1], "prediction": [1, 0, 1]})
+                  >>> r.values(), r.metric("balanced_accuracy").notes
+                  ({'balanced_accuracy': 0.6666666666666666},
+                   ['only one class in the labels: the mean of the one defined recall
+                     (as scikit-learn)'])
+                  """),
     Metric(
         "auroc", FAMILY, "area under the ROC curve (exact, from counts per distinct score)",
         "Σ_i (FPR_i − FPR_{i−1})·(TPR_i + TPR_{i−1})/2 over distinct scores, highest first",
@@ -599,6 +667,12 @@ METRICS: list[Metric] = [
         "areaUnderROC. Undefined (with a note) when only one class is present.",
         peer="scikit-learn roc_auc_score; Spark MLlib areaUnderROC",
         aliases=("roc_auc", "auc"), range=(0.0, 1.0),
+        example="""
+        >>> from evalcli import evaluate
+        >>> evaluate({"task": "binary", "metrics": ["auroc"]},  # the tie at 0.8 counts 1/2
+        ...          predictions={"label": [1, 0, 1, 0], "score": [0.8, 0.8, 0.6, 0.2]}).values()
+        {'auroc': 0.625}
+        """,
     ),
     Metric(
         "auprc", FAMILY, "area under the precision-recall curve, trapezoidal (as Spark MLlib)",
@@ -609,6 +683,12 @@ METRICS: list[Metric] = [
         "BinaryClassificationMetrics.areaUnderPR. This is not scikit-learn's "
         "average_precision_score (see average_precision). Undefined with no positives.",
         peer="Spark MLlib areaUnderPR", aliases=("pr_auc", "area_under_pr"), range=(0.0, 1.0),
+        example="""
+        >>> from evalcli import evaluate
+        >>> evaluate({"task": "binary", "metrics": ["auprc", "average_precision"]},
+        ...          predictions={"label": [1, 0, 1, 0], "score": [0.9, 0.8, 0.7, 0.1]}).values()
+        {'auprc': 0.7916666666666666, 'average_precision': 0.8333333333333333}
+        """,
     ),
     Metric(
         "average_precision", FAMILY, "average precision: step-wise area under the PR curve",
@@ -617,6 +697,12 @@ METRICS: list[Metric] = [
         conventions="Step interpolation (no trapezoid), as scikit-learn's "
         "average_precision_score. Undefined (with a note) when there are no positives.",
         peer="scikit-learn average_precision_score", aliases=("ap",), range=(0.0, 1.0),
+        example="""
+        >>> from evalcli import evaluate
+        >>> evaluate({"task": "binary", "metrics": ["average_precision"]},  # 0.5 is one step
+        ...          predictions={"label": [1, 0, 1], "score": [0.5, 0.5, 0.2]}).values()
+        {'average_precision': 0.5833333333333333}
+        """,
     ),
     Metric(
         "peak_f1", FAMILY, "maximum F1 over all score thresholds, with the threshold reaching it",
@@ -626,6 +712,13 @@ METRICS: list[Metric] = [
         "is reported (details.threshold).",
         peer="the F1-maximising threshold search common in multi-label evaluation",
         aliases=("max_f1", "best_f1"), range=(0.0, 1.0),
+        example="""
+        >>> from evalcli import evaluate
+        >>> r = evaluate({"task": "binary", "metrics": ["peak_f1"]},
+        ...              predictions={"label": [1, 0, 1, 0], "score": [0.9, 0.8, 0.7, 0.1]})
+        >>> r.values(), r.metric("peak_f1").details
+        ({'peak_f1': 0.8}, {'threshold': 0.7})
+        """,
     ),
     Metric(
         "log_loss", FAMILY, "mean negative log-likelihood of the labels under the scores",
@@ -637,6 +730,12 @@ METRICS: list[Metric] = [
         "at float64 machine epsilon by default, as scikit-learn's log_loss since 1.5.",
         peer="scikit-learn log_loss", aliases=("logloss", "cross_entropy"), range=(0.0, None),
         checks=(PROBABILITY,),
+        example="""
+        >>> from evalcli import evaluate
+        >>> evaluate({"task": "binary", "metrics": ["log_loss"]},  # p = 0 on a positive:
+        ...          predictions={"label": [1, 0], "score": [0.0, 0.0]}).values()  # −log(ε) / 2
+        {'log_loss': 18.021826694558577}
+        """,
     ),
     Metric(
         "brier", FAMILY, "mean squared difference between probability and label",
@@ -645,5 +744,12 @@ METRICS: list[Metric] = [
         conventions="Scores must be probabilities in [0, 1] (an error otherwise).",
         peer="scikit-learn brier_score_loss", aliases=("brier_score",), range=(0.0, 1.0),
         checks=(PROBABILITY,),
+        example="""
+        >>> from evalcli import evaluate
+        >>> evaluate({"task": "binary", "metrics": ["brier"], "columns": {"weight": "w"}},
+        ...          predictions={"label": [1, 0], "score": [0.8, 0.4], "w": [1, 3]}
+        ...          ).values()  # (1·0.2² + 3·0.4²) / 4
+        {'brier': 0.13}
+        """,
     ),
 ]
