@@ -32,8 +32,10 @@ from evalcli.metrics.base import Metric
 from evalcli.metrics.registry import builtin_registry
 from evalcli.result import RunResult
 
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:y_pred contains classes not in y_true:UserWarning")  # a reference's, on purpose
+pytestmark = [  # the references' warnings on the examples' edge cases, on purpose
+    pytest.mark.filterwarnings("ignore:y_pred contains classes not in y_true:UserWarning"),
+    pytest.mark.filterwarnings("ignore:The y_prob values do not sum to one:UserWarning"),
+]
 
 BUILTINS: dict[str, Metric] = {f"{m.family}/{m.name}": m for m in builtin_registry()}
 
@@ -178,7 +180,109 @@ def _peak_f1(c: Call) -> Expected:
     return {"peak_f1": best, ("peak_f1", "threshold"): max(t for t in f1 if f1[t] == best)}
 
 
+ZERO_DIVISION = {"0": 0.0, "1": 1.0, "nan": np.nan}
+
+
+def _class_scores(c: Call) -> tuple[list[Any], np.ndarray]:
+    """Multiclass scores as (classes, rows × classes): wide columns named by a prefix, or a
+    list column in the order of ``options.classes``."""
+    options = c.config.get("options", {})
+    assert c.predictions is not None
+    if "score_prefix" in options:
+        cols = [n for n in c.predictions.columns if n.startswith(options["score_prefix"])]
+        return ([n.removeprefix(options["score_prefix"]) for n in cols],
+                c.predictions.select(cols).to_numpy())
+    return list(options["classes"]), np.array(c.predictions.get_column("score").to_list())
+
+
+def _class_pred(c: Call) -> np.ndarray:
+    """The predicted class: the prediction column, else the best-scored class."""
+    assert c.predictions is not None
+    if "prediction" in c.predictions.columns:
+        return c.col("prediction")
+    classes, scores = _class_scores(c)
+    return np.array(classes)[scores.argmax(axis=1)]
+
+
+def _by_label(fn: Callable[..., Any]) -> Reference:
+    """A scikit-learn per-label metric under the metric's average, label and labels."""
+    def ref(c: Call, params: Mapping[str, Any]) -> float:
+        kw: dict[str, Any] = {"sample_weight": c.weights(),
+                              "zero_division": ZERO_DIVISION[params["zero_division"]]}
+        if "beta" in params:
+            kw["beta"] = params["beta"]
+        y, p = c.col("label"), _class_pred(c)
+        if params.get("label") is not None:
+            return float(fn(y, p, labels=[params["label"]], average=None, **kw)[0])
+        return float(fn(y, p, labels=params.get("labels"), average=params["average"], **kw))
+    return _per_metric(ref)
+
+
+def _mc_fpr(y: np.ndarray, p: np.ndarray, labels: Any = None, average: str | None = "macro",
+            sample_weight: Any = None, zero_division: float = 0.0) -> Any:
+    """FPR by label from scikit-learn's one-vs-rest confusion matrices."""
+    mcm = skm.multilabel_confusion_matrix(y, p, sample_weight=sample_weight, labels=labels)
+    tn, fp, support = mcm[:, 0, 0], mcm[:, 0, 1], mcm[:, 1, :].sum(axis=1)
+    per = fp / (fp + tn)
+    if average is None:
+        return per
+    if average == "micro":
+        return fp.sum() / (fp.sum() + tn.sum())
+    return float(np.average(per, weights=support if average == "weighted" else None))
+
+
+def _top_k(c: Call, params: Mapping[str, Any]) -> float:
+    """Top-k accuracy with ties written out: a true class with `above` classes scored higher
+    and `tied` scored equal (itself included) is in the top k with chance
+    clip((k − above) / tied, 0, 1) (expected), or when above < k (optimistic), or when
+    above + tied <= k (pessimistic)."""
+    classes, scores = _class_scores(c)
+    y = c.col("label")
+    true = scores[np.arange(len(y)), [classes.index(v) for v in y]][:, None]
+    above, tied = (scores > true).sum(axis=1), (scores == true).sum(axis=1)
+    k = params["k"]
+    hit = {"expected": np.clip((k - above) / tied, 0, 1), "optimistic": above < k,
+           "pessimistic": above + tied <= k}[params["ties"]]
+    return float(np.average(hit, weights=c.weights()))
+
+
+def _confusion(c: Call) -> Expected:
+    y, p = c.col("label"), _class_pred(c)
+    labels = sorted(set(y) | set(p))
+    w = c.weights()
+    return {"confusion_matrix": float(len(y) if w is None else w.sum()),
+            ("confusion_matrix", "labels"): labels,
+            ("confusion_matrix", "matrix"): skm.confusion_matrix(
+                y, p, labels=labels, sample_weight=w).tolist()}
+
+
+def _mc_table(fn: Callable[..., float], params: Callable[[Mapping[str, Any]], dict[str, Any]]
+              = lambda _: {}) -> Reference:
+    """A scikit-learn metric of the true and the predicted classes, with weights."""
+    return _per_metric(lambda c, ps: fn(c.col("label"), _class_pred(c),
+                                        sample_weight=c.weights(), **params(ps)))
+
+
 REFERENCES: dict[str, Reference] = {
+    # multiclass: scikit-learn; FPR from its one-vs-rest matrices; top-k's ties by hand
+    "multiclass/confusion_matrix": _confusion,
+    "multiclass/accuracy": _mc_table(skm.accuracy_score),
+    "multiclass/precision": _by_label(skm.precision_score),
+    "multiclass/recall": _by_label(skm.recall_score),
+    "multiclass/f1": _by_label(skm.f1_score),
+    "multiclass/fbeta": _by_label(skm.fbeta_score),
+    "multiclass/fpr": _by_label(_mc_fpr),
+    "multiclass/cohen_kappa": _mc_table(
+        skm.cohen_kappa_score,
+        lambda ps: {"weights": None if ps["weights"] == "none" else ps["weights"]}),
+    "multiclass/mcc": _mc_table(skm.matthews_corrcoef),
+    "multiclass/balanced_accuracy": _mc_table(skm.balanced_accuracy_score,
+                                              lambda ps: {"adjusted": ps["adjusted"]}),
+    "multiclass/hamming_loss": _mc_table(skm.hamming_loss),
+    "multiclass/top_k_accuracy": _per_metric(_top_k),
+    "multiclass/log_loss": lambda c: {"log_loss": skm.log_loss(
+        c.col("label"), _class_scores(c)[1], labels=_class_scores(c)[0],
+        sample_weight=c.weights())},
     # binary: scikit-learn; auprc is Spark's trapezoid over scikit-learn's PR points
     "binary/accuracy": _counts(skm.accuracy_score),
     "binary/precision": _counts(skm.precision_score),

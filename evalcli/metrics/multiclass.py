@@ -807,7 +807,7 @@ def _proba_stats(p: Params, c: Context) -> Sequence[Stat]:
 def _by_label(name: str, summary: str, formula: str, ratio: Ratio, what: str, *,
               aliases: tuple[str, ...] = (), extra: tuple[Param, ...] = (),
               direction: str = "higher", default_set: bool = True,
-              peer: str = PEERS, conventions: str = "") -> Metric:
+              peer: str = PEERS, conventions: str = "", example: str = "") -> Metric:
     return Metric(
         name=name, family=FAMILY, summary=summary, formula=formula,
         direction=direction,  # type: ignore[arg-type]
@@ -824,6 +824,7 @@ def _by_label(name: str, summary: str, formula: str, ratio: Ratio, what: str, *,
             "by default, with a note naming the labels), as scikit-learn; Spark MLlib also "
             "uses 0. " + conventions + COUNTS_NOTE),
         peer=peer, aliases=aliases, range=(0.0, 1.0), in_default_set=default_set,
+        example=example,
     )
 
 
@@ -831,13 +832,13 @@ def _table_metric(name: str, summary: str, formula: str, value: Callable[..., Me
                   params: tuple[Param, ...] = (), direction: str = "higher",
                   aliases: tuple[str, ...] = (), conventions: str = "", peer: str = PEERS,
                   rng: tuple[float | None, float | None] = (0.0, 1.0),
-                  default_set: bool = True) -> Metric:
+                  default_set: bool = True, example: str = "") -> Metric:
     return Metric(
         name=name, family=FAMILY, summary=summary, formula=formula,
         direction=direction,  # type: ignore[arg-type]
         needs=(HARD,), stats=_confusion_stats, value=value, params=params,
         conventions=(conventions + " " + COUNTS_NOTE).strip(), peer=peer, aliases=aliases,
-        range=rng, in_default_set=default_set,
+        range=rng, in_default_set=default_set, example=example,
     )
 
 
@@ -855,32 +856,86 @@ METRICS: list[Metric] = [
         "'labels', those classes in that order, and rows whose class is not listed are left "
         "out. details.labels names the rows and columns, details.matrix holds the counts.",
         peer="scikit-learn confusion_matrix; Spark MLlib MulticlassMetrics.confusionMatrix",
+        example="""
+        >>> from evalcli import evaluate
+        >>> r = evaluate({"task": "multiclass", "metrics": ["confusion_matrix"]},
+        ...              predictions={"label": ["cat", "dog", "cat", "bird"],
+        ...                           "prediction": ["cat", "cat", "dog", "bird"]})
+        >>> r.values(), r.metric("confusion_matrix").details["labels"]
+        ({'confusion_matrix': 4.0}, ['bird', 'cat', 'dog'])
+        >>> r.metric("confusion_matrix").details["matrix"]  # rows true, columns predicted
+        [[1, 0, 0], [0, 1, 1], [0, 1, 0]]
+        """,
     ),
     _table_metric(
         "accuracy", "share of rows whose predicted class is the true class",
         "Σ w·[ŷ = y] / Σ w", _accuracy_value,
         conventions="Micro-averaged precision and recall over all classes equal accuracy.",
         peer="scikit-learn accuracy_score; Spark MLlib MulticlassMetrics.accuracy",
+        example="""
+        >>> from evalcli import evaluate
+        >>> evaluate({"task": "multiclass", "metrics": ["accuracy"],
+        ...           "options": {"score_prefix": "p_"}},  # no prediction: the best score
+        ...          predictions={"label": ["a", "b", "c"], "p_a": [0.6, 0.5, 0.2],
+        ...                       "p_b": [0.3, 0.4, 0.2], "p_c": [0.1, 0.1, 0.6]}).values()
+        {'accuracy': 0.6666666666666666}
+        """,
     ),
     _by_label("precision", "precision by label, averaged micro / macro / weighted",
               "PPV(ℓ) = tp_ℓ / (tp_ℓ + fp_ℓ) = C[ℓ][ℓ] / Σ_i C[i][ℓ]", _precision, "precision",
-              aliases=("ppv",)),
+              aliases=("ppv",), example="""
+              >>> from evalcli import evaluate
+              >>> r = evaluate({"task": "multiclass", "metrics": ["precision"]},  # macro
+              ...              predictions={"label": [0, 1, 2, 2], "prediction": [0, 0, 2, 2]})
+              >>> r.values(), r.metric("precision").notes  # (1/2 + 0 + 1) / 3
+              ({'precision': 0.5},
+               ['precision is 0/0 for 1 label(s) (1): counted as 0 (zero_division=0)'])
+              """),
     _by_label("recall", "recall (true positive rate) by label, averaged micro / macro / weighted",
               "TPR(ℓ) = tp_ℓ / (tp_ℓ + fn_ℓ) = C[ℓ][ℓ] / Σ_j C[ℓ][j]", _recall, "recall",
-              aliases=("tpr", "sensitivity")),
+              aliases=("tpr", "sensitivity"), example="""
+              >>> from evalcli import evaluate
+              >>> evaluate({"task": "multiclass", "metrics": [
+              ...     "recall", {"metric": "recall", "average": "weighted"}, "micro_recall"]},
+              ...     predictions={"label": [0, 0, 0, 1], "prediction": [0, 0, 1, 1]}).values()
+              {'recall': 0.8333333333333333, 'recall[average=weighted]': 0.75,
+               'recall[average=micro]': 0.75}
+              """),
     _by_label("f1", "F1 by label, averaged micro / macro / weighted",
               "F1(ℓ) = 2·tp_ℓ / (2·tp_ℓ + fp_ℓ + fn_ℓ)", _fbeta, "F1",
               aliases=("f1_score", "f_measure"),
               conventions="F is computed from the counts, so a label with tp = 0 and some "
-              "fp or fn has F = 0 (scikit-learn ≥ 1.3; Spark MLlib gives the same). "),
+              "fp or fn has F = 0 (scikit-learn ≥ 1.3; Spark MLlib gives the same). ",
+              example="""
+              >>> from evalcli import evaluate
+              >>> evaluate({"task": "multiclass", "metrics": [{"metric": "f1", "label": "dog"}]},
+              ...          predictions={"label": ["cat", "dog", "cat", "bird"],
+              ...                       "prediction": ["cat", "dog", "dog", "bird"]}).values()
+              {'f1[label=dog]': 0.6666666666666666}
+              """),
     _by_label("fbeta", "F-beta by label, averaged micro / macro / weighted",
               "F_β(ℓ) = (1+β²)·tp_ℓ / ((1+β²)·tp_ℓ + β²·fn_ℓ + fp_ℓ)", _fbeta, "F-beta",
               aliases=("f_beta", "fbeta_score"), extra=(BETA,), default_set=False,
-              conventions="F is computed from the counts (scikit-learn ≥ 1.3). "),
+              conventions="F is computed from the counts (scikit-learn ≥ 1.3). ",
+              example="""
+              >>> from evalcli import evaluate
+              >>> evaluate({"task": "multiclass",
+              ...           "metrics": [{"metric": "fbeta", "beta": 0.5, "average": "weighted"}]},
+              ...          predictions={"label": [0, 0, 0, 1, 2],
+              ...                       "prediction": [0, 1, 1, 1, 2]}).values()
+              {'fbeta[average=weighted,beta=0.5]': 0.7054945054945054}
+              """),
     _by_label("fpr", "false positive rate by label, averaged micro / macro / weighted",
               "FPR(ℓ) = fp_ℓ / (fp_ℓ + tn_ℓ), tn_ℓ = rows neither true nor predicted ℓ", _fpr,
               "FPR", direction="lower", aliases=("false_positive_rate",), default_set=False,
-              peer="Spark MLlib MulticlassMetrics.falsePositiveRate / weightedFalsePositiveRate"),
+              peer="Spark MLlib MulticlassMetrics.falsePositiveRate / weightedFalsePositiveRate",
+              example="""
+              >>> from evalcli import evaluate
+              >>> evaluate({"task": "multiclass", "metrics": ["fpr"]},  # (0 + 2/4 + 0) / 3
+              ...          predictions={"label": [0, 0, 0, 1, 2],
+              ...                       "prediction": [0, 1, 1, 1, 2]}).values()
+              {'fpr': 0.16666666666666666}
+              """),
     _table_metric(
         "cohen_kappa", "Cohen's kappa: agreement of predictions with truth beyond chance",
         "κ = 1 − Σ W_ij·C_ij / Σ W_ij·E_ij, E_ij = row_i·col_j / N, W = 1 − I (or |i−j|, "
@@ -894,6 +949,14 @@ METRICS: list[Metric] = [
         "linear and quadratic weights). Undefined (with a note) when the expected "
         "disagreement is 0, as scikit-learn (NaN).",
         peer="scikit-learn cohen_kappa_score",
+        example="""
+        >>> from evalcli import evaluate
+        >>> evaluate({"task": "multiclass", "metrics": [
+        ...     "cohen_kappa", {"metric": "cohen_kappa", "weights": "quadratic"}]},
+        ...     predictions={"label": [1, 2, 3, 3], "prediction": [1, 3, 3, 2]}).values()
+        {'cohen_kappa': 0.19999999999999996,
+         'cohen_kappa[weights=quadratic]': 0.6363636363636364}
+        """,
     ),
     _table_metric(
         "mcc", "Matthews correlation coefficient (multiclass, Gorodkin's R_K)",
@@ -902,6 +965,12 @@ METRICS: list[Metric] = [
         conventions="0 with a note when truth or predictions hold a single class, as "
         "scikit-learn's matthews_corrcoef.",
         peer="scikit-learn matthews_corrcoef",
+        example="""
+        >>> from evalcli import evaluate
+        >>> evaluate({"task": "multiclass", "metrics": ["mcc"]},
+        ...          predictions={"label": [0, 1, 2, 2], "prediction": [0, 2, 2, 2]}).values()
+        {'mcc': 0.6454972243679028}
+        """,
     ),
     _table_metric(
         "balanced_accuracy", "mean recall over the classes present in the truth",
@@ -911,12 +980,28 @@ METRICS: list[Metric] = [
         conventions="Classes that are predicted but never true are left out (with a note), "
         "as scikit-learn's balanced_accuracy_score.",
         peer="scikit-learn balanced_accuracy_score",
+        example="""
+        >>> from evalcli import evaluate
+        >>> r = evaluate({"task": "multiclass", "metrics": ["balanced_accuracy"]},
+        ...              predictions={"label": [0, 0, 1, 1], "prediction": [0, 2, 1, 1]})
+        >>> r.values(), r.metric("balanced_accuracy").notes  # (1/2 + 1) / 2
+        ({'balanced_accuracy': 0.75},
+         ['1 predicted class(es) never true (2) are left out, as scikit-learn'])
+        """,
     ),
     _table_metric(
         "hamming_loss", "share of rows whose predicted class is wrong (1 − accuracy)",
         "Σ w·[ŷ ≠ y] / Σ w", _hamming_value, direction="lower", default_set=False,
         aliases=("hamming", "zero_one_loss"),
         peer="Spark MLlib MulticlassMetrics.hammingLoss; scikit-learn hamming_loss",
+        example="""
+        >>> from evalcli import evaluate
+        >>> evaluate({"task": "multiclass", "metrics": ["hamming_loss"],
+        ...           "columns": {"weight": "w"}},  # the wrong row weighs 2 of 4
+        ...          predictions={"label": ["a", "b", "c"], "prediction": ["a", "b", "b"],
+        ...                       "w": [1, 1, 2]}).values()
+        {'hamming_loss': 0.5}
+        """,
     ),
     Metric(
         "top_k_accuracy", FAMILY, "share of rows whose true class is among the k best scored",
@@ -933,6 +1018,14 @@ METRICS: list[Metric] = [
         "number of classes gives 1, with a note.",
         peer="scikit-learn top_k_accuracy_score", aliases=("top_k", "topk_accuracy"),
         cutoff="k", range=(0.0, 1.0),
+        example="""
+        >>> from evalcli import evaluate
+        >>> evaluate({"task": "multiclass", "options": {"score_prefix": "p_"}, "metrics": [
+        ...     "top_k_accuracy@1", {"metric": "top_k_accuracy@1", "ties": "optimistic"}]},
+        ...     predictions={"label": ["a", "c"], "p_a": [0.5, 0.2], "p_b": [0.5, 0.3],
+        ...                  "p_c": [0.0, 0.5]}).values()  # a ties b: a hit half the time
+        {'top_k_accuracy@1': 0.75, 'top_k_accuracy@1[ties=optimistic]': 1.0}
+        """,
     ),
     Metric(
         "log_loss", FAMILY, "mean negative log-probability of the true class",
@@ -945,5 +1038,16 @@ METRICS: list[Metric] = [
         "only warns. Clipped at float64 machine epsilon by default, as scikit-learn's log_loss.",
         peer="scikit-learn log_loss; Spark MLlib MulticlassMetrics.logLoss",
         aliases=("logloss", "cross_entropy"), range=(0.0, None),
+        example="""
+        >>> from evalcli import evaluate
+        >>> r = evaluate({"task": "multiclass", "metrics": ["log_loss"],
+        ...               "options": {"classes": ["a", "b", "c"]}},  # the list's order
+        ...              predictions={"label": ["a", "c"],
+        ...                           "score": [[0.7, 0.2, 0.1], [0.2, 0.2, 0.5]]})
+        >>> r.values(), r.metric("log_loss").notes  # (−log 0.7 − log 0.5) / 2
+        ({'log_loss': 0.5249110622493389},
+         ['1 row(s) of probabilities do not sum to 1: used as given, as scikit-learn
+           (which warns)'])
+        """,
     ),
 ]
