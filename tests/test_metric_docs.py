@@ -263,7 +263,51 @@ def _mc_table(fn: Callable[..., float], params: Callable[[Mapping[str, Any]], di
                                         sample_weight=c.weights(), **params(ps)))
 
 
+def _label_sets(c: Call) -> tuple[np.ndarray, np.ndarray, list[Any]]:
+    """Multilabel truth and predictions as indicator matrices over every label seen."""
+    from sklearn.preprocessing import MultiLabelBinarizer
+
+    true, pred = c.col("label").tolist(), c.col("prediction").tolist()
+    labels = sorted({v for s in true + pred for v in s})
+    mlb = MultiLabelBinarizer(classes=labels)
+    return mlb.fit_transform(true), mlb.transform(pred), labels
+
+
+def _ml(fn: Callable[..., Any]) -> Reference:
+    """A scikit-learn metric on indicator matrices under the metric's average and label."""
+    def ref(c: Call, params: Mapping[str, Any]) -> float:
+        y, p, labels = _label_sets(c)
+        kw: dict[str, Any] = {"sample_weight": c.weights(),
+                              "zero_division": ZERO_DIVISION[params["zero_division"]]}
+        if "beta" in params:
+            kw["beta"] = params["beta"]
+        if params.get("label") is not None:
+            return float(fn(y, p, labels=[labels.index(params["label"])], average=None,
+                            **kw)[0])
+        return float(fn(y, p, average=params["average"], **kw))
+    return _per_metric(ref)
+
+
+def _ml_hamming(c: Call, params: Mapping[str, Any]) -> float:
+    """scikit-learn's hamming_loss over the union of labels; over the truth's labels (Spark)
+    or n_labels, the same wrong pairs over N·|labels|."""
+    y, p, _ = _label_sets(c)
+    if params["n_labels"] is None and params["label_space"] == "union":
+        return float(skm.hamming_loss(y, p, sample_weight=c.weights()))
+    n = params["n_labels"] or int((y.sum(axis=0) > 0).sum())
+    return float(np.average((y != p).sum(axis=1), weights=c.weights()) / n)
+
+
 REFERENCES: dict[str, Reference] = {
+    # multilabel: scikit-learn on indicator matrices; Spark's label space by hand
+    "multilabel/precision": _ml(skm.precision_score),
+    "multilabel/recall": _ml(skm.recall_score),
+    "multilabel/f1": _ml(skm.f1_score),
+    "multilabel/fbeta": _ml(skm.fbeta_score),
+    "multilabel/accuracy": _ml(skm.jaccard_score),
+    "multilabel/subset_accuracy": lambda c: {"subset_accuracy": skm.accuracy_score(
+        *_label_sets(c)[:2], sample_weight=c.weights())},
+    "multilabel/hamming_loss": _per_metric(_ml_hamming),
     # multiclass: scikit-learn; FPR from its one-vs-rest matrices; top-k's ties by hand
     "multiclass/confusion_matrix": _confusion,
     "multiclass/accuracy": _mc_table(skm.accuracy_score),

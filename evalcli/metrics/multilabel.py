@@ -582,13 +582,13 @@ AVERAGES = (
 
 def _set_metric(kind: str, name: str, summary: str, formula: str, empty: str, *,
                 aliases: tuple[str, ...] = (), extra: tuple[Param, ...] = (),
-                default_set: bool = True) -> Metric:
+                default_set: bool = True, example: str = "") -> Metric:
     return Metric(
         name=name, family=FAMILY, summary=summary, formula=formula, direction="higher",
         needs=BOTH, stats=_stats_for(kind), value=_value(kind),
         params=(AVERAGE, LABEL, *extra, ZERO_DIVISION),
         conventions=AVERAGES + empty + " " + WEIGHTS, peer=PEERS, aliases=aliases,
-        range=(0.0, 1.0), in_default_set=default_set,
+        range=(0.0, 1.0), in_default_set=default_set, example=example,
     )
 
 
@@ -600,7 +600,14 @@ METRICS: list[Metric] = [
         "label ℓ: tp_ℓ / predicted_ℓ",
         "An empty prediction set makes an example's precision 0/0: zero_division, 0 by "
         "default (with a note), as Spark MLlib (0) and scikit-learn's default.",
-        aliases=("ppv",)),
+        aliases=("ppv",), example="""
+        >>> from evalcli import evaluate
+        >>> r = evaluate({"task": "multilabel", "metrics": ["precision"]},
+        ...              predictions={"label": [["a", "b"], ["c"]], "prediction": [["a"], []]})
+        >>> r.values(), r.metric("precision").notes  # (1 + 0) / 2
+        ({'precision': 0.5},
+         ['1 example(s) with an empty prediction set: counted as 0 (zero_division=0)'])
+        """),
     _set_metric(
         "recall", "recall",
         "share of true labels that are predicted (per example, or pooled, or by label)",
@@ -609,7 +616,13 @@ METRICS: list[Metric] = [
         "An empty label set makes an example's recall 0/0: zero_division, 0 by default (with a "
         "note), as scikit-learn. Spark MLlib divides anyway, so one such example makes its "
         "recall NaN; zero_division=nan leaves such examples out instead.",
-        aliases=("tpr", "sensitivity")),
+        aliases=("tpr", "sensitivity"), example="""
+        >>> from evalcli import evaluate
+        >>> evaluate({"task": "multilabel", "metrics": ["recall", "micro_recall"]},
+        ...          predictions={"label": [["a", "b"], ["c"]],
+        ...                       "prediction": [["a"], ["c", "d"]]}).values()  # (1/2 + 1) / 2
+        {'recall': 0.75, 'recall[average=micro]': 0.6666666666666666}
+        """),
     _set_metric(
         "fbeta", "f1",
         "F1 of predicted and true label sets (per example, or pooled, or by label)",
@@ -619,12 +632,26 @@ METRICS: list[Metric] = [
         "as scikit-learn; Spark MLlib gives NaN there (zero_division=nan leaves such examples "
         "out). Spark's documentation prints the per-example term as 2|P∩L|/(|P|·|L|); its code "
         "(and this) uses |P| + |L|.",
-        aliases=("f1_score", "f1_measure")),
+        aliases=("f1_score", "f1_measure"), example="""
+        >>> from evalcli import evaluate
+        >>> evaluate({"task": "multilabel",
+        ...           "metrics": ["f1", {"metric": "f1", "zero_division": "nan"}]},
+        ...          predictions={"label": [["a", "b"], []], "prediction": [["a"], []]}
+        ...          ).values()  # 2/3 and, for two empty sets, 0/0
+        {'f1': 0.3333333333333333, 'f1[zero_division=nan]': 0.6666666666666666}
+        """),
     _set_metric(
         "fbeta", "fbeta", "F-beta of predicted and true label sets",
         "samples: (1/N) Σ_i (1+β²)|P_i ∩ L_i| / (β²|L_i| + |P_i|); micro and by label from "
         "the pooled counts", "Both sets empty: zero_division (0 by default, with a note).",
-        aliases=("f_beta", "fbeta_score"), extra=(BETA,), default_set=False),
+        aliases=("f_beta", "fbeta_score"), extra=(BETA,), default_set=False, example="""
+        >>> from evalcli import evaluate
+        >>> evaluate({"task": "multilabel",
+        ...           "metrics": [{"metric": "fbeta", "beta": 2, "average": "micro"}]},
+        ...          predictions={"label": [["a", "b"], ["c"]],
+        ...                       "prediction": [["a"], ["c", "d"]]}).values()  # 5·2 / (4·3 + 3)
+        {'fbeta[average=micro,beta=2]': 0.6666666666666666}
+        """),
     _set_metric(
         "jaccard", "accuracy",
         "Jaccard index of predicted and true label sets (Spark MLlib's accuracy)",
@@ -632,7 +659,13 @@ METRICS: list[Metric] = [
         "label ℓ: tp_ℓ / (tp_ℓ + fp_ℓ + fn_ℓ)",
         "Both sets empty makes an example's index 0/0: zero_division, 0 by default (with a "
         "note), as scikit-learn's jaccard_score; Spark MLlib gives NaN there.",
-        aliases=("jaccard", "jaccard_score")),
+        aliases=("jaccard", "jaccard_score"), example="""
+        >>> from evalcli import evaluate
+        >>> evaluate({"task": "multilabel", "metrics": ["accuracy"]},  # (1/2 + 1/2) / 2
+        ...          predictions={"label": [["a", "b"], ["c"]],
+        ...                       "prediction": [["a"], ["c", "d"]]}).values()
+        {'accuracy': 0.5}
+        """),
     Metric(
         "subset_accuracy", FAMILY, "share of examples whose predicted set equals the true set",
         "(1/N) Σ_i [P_i = L_i]", "higher", BOTH, _examples_stats, _subset_value,
@@ -641,6 +674,13 @@ METRICS: list[Metric] = [
         "accuracy_score on indicator matrices. " + WEIGHTS,
         peer="Spark MLlib MultilabelMetrics.subsetAccuracy; scikit-learn accuracy_score",
         aliases=("exact_match", "exact_match_ratio"), range=(0.0, 1.0),
+        example="""
+        >>> from evalcli import evaluate
+        >>> evaluate({"task": "multilabel", "metrics": ["subset_accuracy"]},  # sets: b, a = a, b
+        ...          predictions={"label": [["a", "b"], ["c"]],
+        ...                       "prediction": [["b", "a"], ["c", "d"]]}).values()
+        {'subset_accuracy': 0.5}
+        """,
     ),
     Metric(
         "hamming_loss", FAMILY, "share of (example, label) pairs predicted wrongly",
@@ -658,5 +698,13 @@ METRICS: list[Metric] = [
         peer="scikit-learn hamming_loss (label_space=union); Spark MLlib "
         "MultilabelMetrics.hammingLoss (label_space=truth)",
         aliases=("hamming",), range=(0.0, None),
+        example="""
+        >>> from evalcli import evaluate
+        >>> evaluate({"task": "multilabel", "metrics": [
+        ...     "hamming_loss", {"metric": "hamming_loss", "label_space": "truth"}]},
+        ...     predictions={"label": [["a"], ["b"]], "prediction": [["a", "c"], ["b"]]}
+        ...     ).values()  # one wrong pair of 2 examples × 3 labels, or × 2 (a, b)
+        {'hamming_loss': 0.16666666666666666, 'hamming_loss[label_space=truth]': 0.25}
+        """,
     ),
 ]
