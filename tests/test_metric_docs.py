@@ -15,6 +15,7 @@ from __future__ import annotations
 import doctest
 import inspect
 import io
+import itertools
 import math
 import textwrap
 from collections.abc import Callable, Mapping
@@ -298,7 +299,215 @@ def _ml_hamming(c: Call, params: Mapping[str, Any]) -> float:
     return float(np.average((y != p).sum(axis=1), weights=c.weights()) / n)
 
 
+# ranking: each query's value from trec_eval (pytrec_eval) on the example's lists, then the
+# mean over queries with evalcli's default policies written out: queries with relevant items
+# and no predictions count 0 (missing=zero), judged queries without a relevant item are left
+# out (no_relevant=drop), unjudged queries are left out (trec_eval ignores them too).
+
+Lists = dict[str, dict[str, float]]
+
+
+def _lists(c: Call) -> tuple[Lists, Lists]:
+    """The run (query -> item -> score; a list column's order as descending scores) and the
+    qrels (query -> item -> relevance, 1 when absent)."""
+    run: Lists = {}
+    assert c.predictions is not None
+    for row in c.predictions.iter_rows(named=True):
+        q = str(row["query"])
+        if isinstance(row["item"], list):
+            run[q] = {str(i): float(len(row["item"]) - n) for n, i in enumerate(row["item"])}
+        else:
+            run.setdefault(q, {})[str(row["item"])] = float(row["score"])
+    qrels: Lists = {}
+    for row in (c.truth.iter_rows(named=True) if c.truth is not None else []):
+        qrels.setdefault(str(row["query"]), {})[str(row["item"])] = float(
+            row.get("relevance", 1))
+    return run, qrels
+
+
+def _orders(scores: dict[str, float]) -> list[dict[str, float]]:
+    """Every strict order of the items consistent with the scores (tied items permuted), as
+    distinct scores: the random tie order that ties=average takes the expectation over."""
+    groups = [sorted(i for i in scores if scores[i] == v) for v in sorted(set(scores.values()))]
+    out = []
+    for perm in itertools.product(*(itertools.permutations(g) for g in groups)):
+        flat = [i for g in perm for i in g]  # lowest score first
+        out.append({i: float(n) for n, i in enumerate(flat)})
+    return out
+
+
+def _trec(measure: str, c: Call, params: Mapping[str, Any],
+          qrels_gain: Callable[[float], float] = lambda r: r) -> dict[str, float]:
+    """trec_eval's ``measure`` per query, averaged over the tie orders unless ties=id
+    (trec_eval's own: item id descending)."""
+    import pytrec_eval
+
+    run, qrels = _lists(c)
+    qrels = {q: {i: int(qrels_gain(r)) for i, r in items.items()} for q, items in qrels.items()}
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, {measure})
+    out = {}
+    for q in run:
+        if q not in qrels:
+            continue
+        orders = [run[q]] if params.get("ties") == "id" else _orders(run[q])
+        out[q] = float(np.mean([evaluator.evaluate({q: o})[q][measure] for o in orders]))
+    return out
+
+
+def _relevant(c: Call) -> dict[str, int]:
+    return {q: sum(r >= 1 for r in items.values()) for q, items in _lists(c)[1].items()}
+
+
+def _mean_over_queries(c: Call, per_query: Mapping[str, float],
+                       params: Mapping[str, Any]) -> float:
+    """evalcli's defaults, or trec_eval's (compat: trec_eval: missing queries left out)."""
+    run = _lists(c)[0]
+    values = []
+    for q, n_rel in _relevant(c).items():
+        if n_rel == 0:
+            continue  # no_relevant=drop
+        if q not in run:
+            if params.get("compat") != "trec_eval":
+                values.append(0.0)  # missing=zero
+            continue
+        values.append(per_query[q])
+    return float(np.mean(values))
+
+
+def _ranking(measure: Callable[[Mapping[str, Any]], str],
+             adjust: Callable[[Call, str, float, Mapping[str, Any]], float]
+             = lambda c, q, v, ps: v) -> Reference:
+    """A trec_eval measure (named from the params), adjusted per query where a parameter
+    changes the definition, then averaged."""
+    def ref(c: Call, params: Mapping[str, Any]) -> float:
+        per_query = {q: adjust(c, q, v, params)
+                     for q, v in _trec(measure(params), c, params).items()}
+        return _mean_over_queries(c, per_query, params)
+    return _per_metric(ref)
+
+
+def _precision_list(c: Call, q: str, v: float, ps: Mapping[str, Any]) -> float:
+    """denominator=list: hits@k over min(k, list length) instead of k."""
+    n = len(_lists(c)[0][q])
+    return v * ps["k"] / min(ps["k"], n) if ps.get("denominator") == "list" else v
+
+
+def _map_min_k(c: Call, q: str, v: float, ps: Mapping[str, Any]) -> float:
+    """denominator=min_k_relevant: AP@k's sum over min(k, R) instead of R."""
+    r = _relevant(c)[q]
+    return v * r / min(ps["k"], r) if ps.get("denominator") == "min_k_relevant" else v
+
+
+def _f1(c: Call, params: Mapping[str, Any]) -> float:
+    k = params["k"]
+    p, r = _trec(f"P_{k}", c, params), _trec(f"recall_{k}", c, params)
+    return _mean_over_queries(
+        c, {q: 2 * p[q] * r[q] / (p[q] + r[q]) if p[q] + r[q] else 0.0 for q in p}, params)
+
+
+def _micro_recall(c: Call, params: Mapping[str, Any]) -> float:
+    k = params["k"]
+    hits = {q: v * k for q, v in _trec(f"P_{k}", c, params).items()}
+    rel = _relevant(c)
+    return sum(hits.get(q, 0.0) for q in rel) / sum(rel.values())
+
+
+def _ndcg(c: Call, params: Mapping[str, Any]) -> float:
+    """trec_eval's ndcg uses the relevance as the gain: exponential gain is trec_eval on
+    relevances mapped to 2^rel − 1."""
+    gain = (lambda r: 2 ** r - 1) if params.get("gain") == "exponential" else (lambda r: r)
+    per_query = _trec(f"ndcg_cut_{params['k']}", c, params, gain)
+    return _mean_over_queries(c, per_query, params)
+
+
+def _dcg(c: Call, params: Mapping[str, Any]) -> float:
+    """DCG@k written out: Σ_{i<=k} rel_i / log2(i + 1) (no ties in the example)."""
+    run, qrels = _lists(c)
+    per_query = {}
+    for q, scores in run.items():
+        top = sorted(scores, key=lambda i: -scores[i])[:params["k"]]
+        per_query[q] = sum(qrels[q].get(i, 0) / math.log2(n + 2) for n, i in enumerate(top))
+    return _mean_over_queries(c, per_query, params)
+
+
+def _auc(c: Call, params: Mapping[str, Any]) -> float:
+    """Pairs (relevant, other recommended) in the right order; relevant items not
+    recommended rank last (bottom) or are left out (ignore); a tie counts 1/2."""
+    run, qrels = _lists(c)
+    values = []
+    for q, scores in run.items():
+        relevant = [i for i, r in qrels.get(q, {}).items() if r >= 1]
+        if params["unscored_relevant"] == "ignore":
+            relevant = [i for i in relevant if i in scores]
+        others = [i for i in scores if i not in relevant]
+        low = min(scores.values()) - 1
+        pairs = [(scores.get(i, low), scores[j]) for i in relevant for j in others]
+        if pairs:
+            values.append(sum(1.0 if a > b else 0.5 if a == b else 0.0 for a, b in pairs)
+                          / len(pairs))
+    return float(np.mean(values))
+
+
+def _top(c: Call, k: int) -> dict[str, list[str]]:
+    run = _lists(c)[0]
+    return {q: sorted(s, key=lambda i: -s[i])[:k] for q, s in run.items()}
+
+
+def _coverage(c: Call, params: Mapping[str, Any]) -> float:
+    run, qrels = _lists(c)
+    catalog = {i for s in (*run.values(), *qrels.values()) for i in s}
+    return len({i for top in _top(c, params["k"]).values() for i in top}) / len(catalog)
+
+
+def _novelty(c: Call, params: Mapping[str, Any]) -> float:
+    """−log2 p(i), p(i) the share of queries for which i is relevant; items nobody
+    interacted with left out."""
+    qrels = _lists(c)[1]
+    p = {i: sum(i in s for s in qrels.values()) / len(qrels) for s in qrels.values() for i in s}
+    per_query = [np.mean([-math.log2(p[i]) for i in top if i in p])
+                 for top in _top(c, params["k"]).values()]
+    return float(np.mean(per_query))
+
+
+def _similarity(c: Call) -> Callable[[str, str], float]:
+    """Cosine of the features file's vectors, or the similarity file's table (0 when
+    absent)."""
+    options = c.config["options"]
+    if "item_features_file" in options:
+        f = pl.read_csv(options["item_features_file"])
+        vec = {r[0]: np.array(r[1:], float) for r in f.iter_rows()}
+        return lambda a, b: float(vec[a] @ vec[b] / np.linalg.norm(vec[a]) /
+                                  np.linalg.norm(vec[b]))
+    table = {frozenset((a, b)): s for a, b, s in
+             pl.read_csv(options["similarity_file"]).iter_rows()}
+    return lambda a, b: table.get(frozenset((a, b)), 0.0)
+
+
+def _ils(c: Call, params: Mapping[str, Any]) -> float:
+    sim = _similarity(c)
+    return float(np.mean([np.mean([sim(a, b) for a, b in itertools.combinations(top, 2)])
+                          for top in _top(c, params["k"]).values()]))
+
+
 REFERENCES: dict[str, Reference] = {
+    # ranking: trec_eval per query (ties averaged over every order), the rest by hand
+    "ranking/precision": _ranking(lambda ps: f"P_{ps['k']}", _precision_list),
+    "ranking/recall": _ranking(lambda ps: f"recall_{ps['k']}"),
+    "ranking/f1": _per_metric(_f1),
+    "ranking/hit_rate": _ranking(lambda ps: f"success_{ps['k']}"),
+    "ranking/micro_recall": lambda c: {
+        m.id: (_micro_recall(c, m.params) if m.metric == "micro_recall" else
+               _ranking(lambda ps: f"recall_{ps['k']}")(c)[m.id]) for m in c.result.metrics},
+    "ranking/mrr": _ranking(lambda ps: "recip_rank"),
+    "ranking/map": _ranking(lambda ps: f"map_cut_{ps['k']}", _map_min_k),
+    "ranking/ndcg": _per_metric(_ndcg),
+    "ranking/dcg": _per_metric(_dcg),
+    "ranking/r_precision": _ranking(lambda ps: "Rprec"),
+    "ranking/auc": _per_metric(_auc),
+    "ranking/catalog_coverage": _per_metric(_coverage),
+    "ranking/novelty": _per_metric(_novelty),
+    "ranking/intra_list_similarity": _per_metric(_ils),
+    "ranking/diversity": _per_metric(lambda c, ps: 1 - _ils(c, ps)),
     # multilabel: scikit-learn on indicator matrices; Spark's label space by hand
     "multilabel/precision": _ml(skm.precision_score),
     "multilabel/recall": _ml(skm.recall_score),

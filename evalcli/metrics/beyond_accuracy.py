@@ -358,6 +358,13 @@ METRICS: list[Metric] = [
         "coverage). " + _COMMON + " " + conventions_text([TIES]),
         peer="catalog coverage (Ge et al. 2010; recommenders' catalog_coverage)",
         aliases=("coverage", "item_coverage"), cutoff="k", range=(0.0, 1.0), engines=LOCAL,
+        example="""
+        >>> from evalcli import evaluate
+        >>> evaluate({"task": "ranking", "metrics": ["catalog_coverage@1"]},
+        ...          predictions={"query": [1, 2], "item": [["a", "b"], ["a", "c"]]},
+        ...          truth={"query": [1], "item": ["d"]}).values()  # {a} of a, b, c, d
+        {'catalog_coverage@1': 0.25}
+        """,
     ),
     Metric(
         name="novelty", family=FAMILY,
@@ -373,6 +380,15 @@ METRICS: list[Metric] = [
         "every list has k items (that one pools all recommendations). " + _COMMON,
         peer="novelty as self-information (Zhou et al. 2010); recommenders' novelty",
         aliases=("self_information",), cutoff="k", range=(0.0, None), engines=LOCAL,
+        example="""
+        >>> from evalcli import evaluate
+        >>> r = evaluate({"task": "ranking", "metrics": ["novelty@2"]},
+        ...              predictions={"query": [1, 2], "item": [["a", "b"], ["b", "c"]]},
+        ...              truth={"query": [1, 2, 2], "item": ["a", "a", "b"]})  # p(a) 1, p(b) 1/2
+        >>> r.values(), r.metric("novelty@2").notes  # ((0 + 1) / 2 + 1) / 2: c has no p(c)
+        ({'novelty@2': 0.75}, ['1 recommended (query, item) pairs have no popularity
+          (never interacted with) and are left out'])
+        """,
     ),
     Metric(
         name="intra_list_similarity", family=FAMILY,
@@ -390,6 +406,16 @@ METRICS: list[Metric] = [
         + conventions_text([STRICT_TIES]),
         peer="intra-list similarity (Ziegler et al. 2005); recommenders' diversity = 1 − ILS",
         aliases=("ils",), cutoff="k", range=(-1.0, 1.0), engines=LOCAL,
+        example="""
+        >>> import pathlib, tempfile
+        >>> from evalcli import evaluate
+        >>> features = pathlib.Path(tempfile.mkdtemp(), "features.csv")
+        >>> _ = features.write_text("item,x,y\\na,1,0\\nb,1,0\\nc,0,1\\n")  # a and b alike
+        >>> evaluate({"task": "ranking", "metrics": ["intra_list_similarity@3"],
+        ...           "options": {"item_features_file": str(features)}},
+        ...          predictions={"query": [1], "item": [["a", "b", "c"]]}).values()
+        {'intra_list_similarity@3': 0.3333333333333333}
+        """,
     ),
     Metric(
         name="diversity", family=FAMILY,
@@ -400,5 +426,17 @@ METRICS: list[Metric] = [
         conventions="As intra_list_similarity. " + _COMMON,
         peer="recommenders' diversity (1 − intra-list similarity)",
         aliases=("intra_list_diversity",), cutoff="k", range=(0.0, 2.0), engines=LOCAL,
+        example="""
+        >>> import pathlib, tempfile
+        >>> from evalcli import evaluate
+        >>> similarity = pathlib.Path(tempfile.mkdtemp(), "similarity.csv")
+        >>> _ = similarity.write_text("item_a,item_b,similarity\\na,b,0.5\\n")
+        >>> r = evaluate({"task": "ranking", "metrics": ["diversity@3"],
+        ...               "options": {"similarity_file": str(similarity)}},
+        ...              predictions={"query": [1], "item": [["a", "b", "c"]]})
+        >>> r.values(), r.metric("diversity@3").notes  # 1 − (0.5 + 0 + 0) / 3
+        ({'diversity@3': 0.8333333333333334},
+         ['2 item pairs are not in the similarity table: similarity 0'])
+        """,
     ),
 ]

@@ -148,7 +148,7 @@ def _value_for(micro: bool = False) -> Callable[[StatValues, Params], MetricValu
 def _metric(name: str, summary: str, formula: str, value: ValueExpr,
             convs: Sequence[Convention], *, aliases: tuple[str, ...] = (),
             extra_conv: str = "", micro: bool = False, k: Param = K,
-            rng: tuple[float | None, float | None] = (0.0, 1.0)) -> Metric:
+            rng: tuple[float | None, float | None] = (0.0, 1.0), example: str = "") -> Metric:
     params = (k, *(cv.param for cv in convs), THRESHOLD, COMPAT)
     return Metric(
         name=name, family=FAMILY, summary=summary, formula=formula, direction="higher",
@@ -157,7 +157,7 @@ def _metric(name: str, summary: str, formula: str, value: ValueExpr,
         conventions=(extra_conv + " " if extra_conv else "") + conventions_text(convs)
         + " Relevant: relevance >= relevance_threshold (unjudged items are not relevant). "
         "Mean over queries, weighted by the query weight when a weight column is given.",
-        peer=PEER, aliases=aliases, cutoff="k", range=rng,
+        peer=PEER, aliases=aliases, cutoff="k", range=rng, example=example,
     )
 
 
@@ -168,41 +168,111 @@ METRICS: list[Metric] = [
     _metric("precision", "share of the top k recommended items that are relevant",
             "P@k = hits@k / k (denominator=list: / min(k, |list|); no k: / |list|)",
             _precision, (*POLICIES, PRECISION_DEN), aliases=("p", "precision_at_k"),
-            extra_conv=TIE_NOTE),
+            extra_conv=TIE_NOTE, example="""
+            >>> from evalcli import evaluate
+            >>> evaluate({"task": "ranking", "metrics": [
+            ...     "precision@5", {"metric": "precision@5", "denominator": "list"}]},
+            ...     predictions={"query": [1], "item": [["a", "b", "c"]]},  # in rank order
+            ...     truth={"query": [1, 1], "item": ["b", "x"]}).values()  # 3 items: 1/5, 1/3
+            {'precision@5': 0.2, 'precision@5[denominator=list]': 0.3333333333333333}
+            """),
     _metric("recall", "share of the relevant items found in the top k",
             "R@k = hits@k / R", _recall, POLICIES, aliases=("r", "recall_at_k"),
-            extra_conv=TIE_NOTE),
+            extra_conv=TIE_NOTE, example="""
+            >>> from evalcli import evaluate
+            >>> r = evaluate({"task": "ranking", "metrics": ["recall@2"]},
+            ...              predictions={"query": [1, 2], "item": [["a", "b", "c"], ["d"]]},
+            ...              truth={"query": [1, 1, 2], "item": ["b", "c", "d"],
+            ...                     "relevance": [1, 1, 0]})  # query 2: nothing relevant
+            >>> r.values(), r.metric("recall@2").notes
+            ({'recall@2': 0.5}, ['1 query without a relevant item left out (no_relevant=drop)'])
+            """),
     _metric("f1", "harmonic mean of precision@k and recall@k, per query",
             "F1@k = 2·P@k·R@k / (P@k + R@k) = 2·hits@k / (k + R)", _f1,
-            (*POLICIES, PRECISION_DEN), aliases=("f1_at_k", "f_measure"), extra_conv=TIE_NOTE),
+            (*POLICIES, PRECISION_DEN), aliases=("f1_at_k", "f_measure"), extra_conv=TIE_NOTE,
+            example="""
+            >>> from evalcli import evaluate
+            >>> evaluate({"task": "ranking", "metrics": ["f1@2"]},  # P@2 = 1/2, R@2 = 1
+            ...          predictions={"query": [1], "item": [["a", "b", "c"]]},
+            ...          truth={"query": [1], "item": ["b"]}).values()
+            {'f1@2': 0.6666666666666666}
+            """),
     _metric("hit_rate", "share of queries with at least one relevant item in the top k",
             "HR@k = mean over queries of [hits@k > 0]", _hit_rate, POLICIES,
             aliases=("success", "hit_rate_at_k"),
             extra_conv="The per-query convention (ranx hit_rate, 'success@k'); the other "
-            "convention, total hits over total relevant items, is micro_recall. " + TIE_NOTE),
+            "convention, total hits over total relevant items, is micro_recall. " + TIE_NOTE,
+            example="""
+            >>> from evalcli import evaluate
+            >>> r = evaluate({"task": "ranking", "metrics": [
+            ...     "hit_rate@1", {"metric": "hit_rate@1", "compat": "trec_eval"}]},
+            ...     predictions={"query": [1], "item": [["a", "b"]]},  # nothing for query 2
+            ...     truth={"query": [1, 2], "item": ["a", "x"]})
+            >>> r.values(), r.metric("hit_rate@1").notes
+            ({'hit_rate@1': 0.5, 'hit_rate@1[compat=trec_eval]': 1.0},
+             ['1 query with relevant items but no predictions counted as 0 (missing=zero)'])
+            """),
     _metric("micro_recall", "total relevant items found in the top k over total relevant items",
             "HR@k (micro) = Σ_q w_q·hits@k / Σ_q w_q·R", _recall, POLICIES,
             aliases=("hit_ratio_micro", "hits_over_relevant"), micro=True,
             extra_conv="What some recommender texts call HR@K (hit ratio): hits over relevant "
-            "items, pooled over queries; the per-query share is hit_rate. " + TIE_NOTE),
+            "items, pooled over queries; the per-query share is hit_rate. " + TIE_NOTE,
+            example="""
+            >>> from evalcli import evaluate
+            >>> evaluate({"task": "ranking", "metrics": ["micro_recall@3", "recall@3"]},
+            ...          predictions={"query": [1, 2], "item": [["a", "b", "c"], ["d", "e", "f"]]},
+            ...          truth={"query": [1, 2, 2, 2], "item": ["a", "d", "x", "y"]}
+            ...          ).values()  # (1 + 1) / (1 + 3), against (1 + 1/3) / 2
+            {'micro_recall@3': 0.5, 'recall@3': 0.6666666666666666}
+            """),
     _metric("mrr", "mean reciprocal rank of the first relevant item (0 if none in the top k)",
             "RR@k = 1 / min{i <= k : b_i = 1}", _mrr, POLICIES,
-            aliases=("reciprocal_rank", "recip_rank", "mrr_at_k"), extra_conv=TIE_NOTE),
+            aliases=("reciprocal_rank", "recip_rank", "mrr_at_k"), extra_conv=TIE_NOTE,
+            example="""
+            >>> from evalcli import evaluate
+            >>> evaluate({"task": "ranking", "metrics": ["mrr", {"metric": "mrr", "ties": "id"}]},
+            ...          predictions={"query": [1, 1, 1], "item": ["a", "b", "c"],
+            ...                       "score": [0.9, 0.9, 0.1]},  # a and b tie
+            ...          truth={"query": [1], "item": ["a"]}).values()  # (1 + 1/2) / 2; b, a
+            {'mrr': 0.75, 'mrr[ties=id]': 0.5}
+            """),
     _metric("map", "mean average precision (at k)",
             "AP@k = Σ_{i<=k} b_i·P@i / R (denominator=min_k_relevant: / min(k, R))",
             _map, (*POLICIES, MAP_DEN), aliases=("mean_average_precision", "map_at_k"),
-            extra_conv=TIE_NOTE),
+            extra_conv=TIE_NOTE, example="""
+            >>> from evalcli import evaluate
+            >>> evaluate({"task": "ranking", "metrics": [
+            ...     "map@2", {"metric": "map@2", "denominator": "min_k_relevant"}]},
+            ...     predictions={"query": [1], "item": [["a", "b", "c"]]},
+            ...     truth={"query": [1, 1, 1], "item": ["a", "b", "d"]}
+            ...     ).values()  # (1/1 + 2/2) over 3 relevant, or over min(2, 3)
+            {'map@2': 0.6666666666666666, 'map@2[denominator=min_k_relevant]': 1.0}
+            """),
     _metric("ndcg", "normalized discounted cumulative gain (at k)",
             "NDCG@k = DCG@k / IDCG@k; DCG@k = Σ_{i<=k} gain(rel_i) / log2(i+1); IDCG@k: the "
             "gains of all judged items of the query sorted best first; gain: rel, 2^rel − 1 "
             "or b",
             _ndcg, (*POLICIES, GAIN), aliases=("ndcg_at_k", "ndcg_cut"),
             extra_conv="The ideal list holds every judged item of the query, recommended or "
-            "not (trec_eval, scikit-learn, ranx). " + TIE_NOTE),
+            "not (trec_eval, scikit-learn, ranx). " + TIE_NOTE, example="""
+            >>> from evalcli import evaluate
+            >>> evaluate({"task": "ranking", "metrics": [
+            ...     "ndcg@3", {"metric": "ndcg@3", "gain": "exponential"}]},
+            ...     predictions={"query": [1], "item": [["a", "b", "c"]]},
+            ...     truth={"query": [1, 1, 1], "item": ["a", "c", "d"],  # d: not recommended,
+            ...            "relevance": [1, 3, 2]}).values()  # but in the ideal list
+            {'ndcg@3': 0.5250049893849102, 'ndcg@3[gain=exponential]': 0.47909091485969857}
+            """),
     _metric("dcg", "discounted cumulative gain (at k), not normalized",
             "DCG@k = Σ_{i<=k} gain(rel_i) / log2(i+1)",
             _dcg, (*POLICIES, GAIN), aliases=("dcg_at_k",), rng=(0.0, None),
-            extra_conv=TIE_NOTE),
+            extra_conv=TIE_NOTE, example="""
+            >>> from evalcli import evaluate
+            >>> evaluate({"task": "ranking", "metrics": ["dcg@3"]},  # 3/log2(2) + 1/log2(4)
+            ...          predictions={"query": [1], "item": [["a", "b", "c"]]},
+            ...          truth={"query": [1, 1], "item": ["a", "c"], "relevance": [3, 1]}).values()
+            {'dcg@3': 3.5}
+            """),
 ]
 
 
@@ -252,6 +322,13 @@ METRICS.append(Metric(
     conventions=TIE_NOTE + " " + conventions_text(R_CONVS),
     peer="trec_eval Rprec; ranx r_precision; recommenders r_precision_at_k (without its cap k)",
     aliases=("rprec", "r_prec"), range=(0.0, 1.0),
+    example="""
+    >>> from evalcli import evaluate
+    >>> evaluate({"task": "ranking", "metrics": ["r_precision"]},  # R = 2: one hit in the top 2
+    ...          predictions={"query": [1], "item": [["a", "b", "c"]]},
+    ...          truth={"query": [1, 1], "item": ["b", "c"]}).values()
+    {'r_precision': 0.5}
+    """,
 ))
 
 
@@ -308,4 +385,13 @@ METRICS.append(Metric(
     + conventions_text(AUC_CONVS),
     peer="per-user AUC of BPR (Rendle et al. 2009) and recommenders' group AUC",
     aliases=("user_auc", "gauc"), range=(0.0, 1.0),
+    example="""
+    >>> from evalcli import evaluate
+    >>> evaluate({"task": "ranking", "metrics": [
+    ...     "auc", {"metric": "auc", "unscored_relevant": "ignore"}]},
+    ...     predictions={"query": [1], "item": [["a", "b", "c", "d"]]},
+    ...     truth={"query": [1, 1, 1], "item": ["a", "c", "e"]}  # e is not recommended
+    ...     ).values()  # a > b, d; c > d; e last: 3 of 3·2 pairs, or 3 of 2·2
+    {'auc': 0.5, 'auc[unscored_relevant=ignore]': 0.75}
+    """,
 ))
