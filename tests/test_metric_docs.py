@@ -17,21 +17,27 @@ import inspect
 import io
 import itertools
 import math
-import textwrap
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
 import pytest
 import sklearn.metrics as skm
+from typer.testing import CliRunner
 
 import evalcli
 import evalcli.api
+from evalcli.cli import app
+from evalcli.metrics import registry
 from evalcli.metrics.base import Metric
 from evalcli.metrics.registry import builtin_registry
 from evalcli.result import RunResult
+
+ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = [  # the references' warnings on the examples' edge cases, on purpose
     pytest.mark.filterwarnings("ignore:y_pred contains classes not in y_true:UserWarning"),
@@ -92,7 +98,7 @@ def run_example(metric: Metric, monkeypatch: pytest.MonkeyPatch) -> list[Call]:
     monkeypatch.setattr(evalcli, "evaluate", recording)
     name = f"{metric.family}/{metric.name}"
     test = doctest.DocTestParser().get_doctest(
-        textwrap.dedent(metric.example), {}, name, f"<example of {name}>", 0)
+        inspect.cleandoc(metric.example), {}, name, f"<example of {name}>", 0)
     report = io.StringIO()
     runner = doctest.DocTestRunner(verbose=False, optionflags=doctest.NORMALIZE_WHITESPACE)
     outcome = runner.run(test, out=report.write)
@@ -597,3 +603,76 @@ def test_the_example_runs_and_shows_reference_values(key: str,
             f"{sorted(call.result.values())}")
         bad = {k: (got[k], w) for k, w in want.items() if not _same(got[k], w)}
         assert not bad, f"{key}: (evalcli, reference) differ: {bad} on {call.config}"
+
+
+# --------------------------------------------------------------------------- the reference docs
+
+REGENERATE = "evalcli metrics --markdown > docs/metrics.md"
+
+
+@pytest.fixture
+def builtins_only(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The CLI's registry without installed plugins, as docs/metrics.md documents it."""
+    monkeypatch.setattr(registry, "_entry_points", lambda: [])
+    registry.reset_registry()
+    yield
+    registry.reset_registry()
+
+
+def cli(*args: str, columns: int = 100) -> str:
+    r = CliRunner().invoke(app, list(args), env={"NO_COLOR": "1", "COLUMNS": str(columns),
+                                                 "TERM": "dumb"})
+    assert r.exit_code == 0, r.output
+    return r.stdout
+
+
+def test_docs_metrics_md_is_what_the_command_prints(builtins_only: Any) -> None:
+    generated = cli("metrics", "--markdown")
+    written = (ROOT / "docs" / "metrics.md").read_text(encoding="utf-8")
+    assert written == generated, (
+        f"docs/metrics.md differs from the registry's reference: run `{REGENERATE}` "
+        "(with no plugins installed) and commit the file")
+
+
+def test_the_reference_lists_exactly_the_registered_metrics_with_their_aliases() -> None:
+    text = (ROOT / "docs" / "metrics.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| \[([\w-]+)\]\(#([\w-]+)\) \| ([^|]*) \|", text, re.M)
+    listed = {anchor: (name, tuple(a for a in aliases.strip().split(", ") if a))
+              for name, anchor, aliases in rows}
+    assert listed == {f"{m.family}-{m.name}": (m.name, m.aliases) for m in BUILTINS.values()}, (
+        f"run `{REGENERATE}`")
+    for anchor in listed:
+        assert f'<a id="{anchor}"></a>' in text, anchor
+
+
+README_SECTIONS = {"Binary classification": "binary", "Multiclass": "multiclass",
+                   "Multilabel": "multilabel", "Regression": "regression",
+                   "Ranking and recommendation": "ranking"}
+
+
+def test_the_readme_lists_exactly_the_registered_metrics_of_each_family() -> None:
+    """Each family section of the README links every metric of the family to its section of
+    docs/metrics.md, and no other: a metric added, renamed or removed fails here."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    reference = (ROOT / "docs" / "metrics.md").read_text(encoding="utf-8")
+    assert "](docs/metrics.md)" in readme, "the README links the metric reference"
+    sections = dict(re.findall(r"^## (.+?)\n(.*?)(?=^## |\Z)", readme, re.M | re.S))
+    for title, family in README_SECTIONS.items():
+        linked = re.findall(r"\]\(docs/metrics\.md#([\w-]+)\)", sections[title])
+        registered = sorted(f"{family}-{m.name}" for m in BUILTINS.values()
+                            if m.family == family)
+        assert sorted(linked) == registered, (
+            f"README section '{title}': link each metric of the family once, as "
+            f"[name](docs/metrics.md#{family}-name); missing "
+            f"{sorted(set(registered) - set(linked))}, not registered "
+            f"{sorted(set(linked) - set(registered))}")
+    for anchor in re.findall(r"\]\(docs/metrics\.md#([\w-]+)\)", readme):
+        assert f'<a id="{anchor}"></a>' in reference, anchor
+
+
+def test_metrics_show_prints_the_example(builtins_only: Any) -> None:
+    text = cli("metrics", "show", "auroc", columns=120)
+    example = inspect.cleandoc(BUILTINS["binary/auroc"].example).splitlines()
+    assert "example:" in text
+    assert [line.strip() for line in text.splitlines()[-len(example) - 1:] if line.strip()] == [
+        line.strip() for line in example]

@@ -1,6 +1,8 @@
-"""``evalcli metrics``: list the registered metrics; ``evalcli metrics show NAME``: one in full.
+"""``evalcli metrics``: list the registered metrics; ``evalcli metrics show NAME``: one in full;
+``evalcli metrics --markdown``: the metric reference as Markdown (docs/metrics.md is that text
+for the built-ins, and a test keeps it so).
 
-Both show where each metric comes from (``built-in``, an installed plugin, or a plugin file
+All three show where each metric comes from (``built-in``, an installed plugin, or a plugin file
 given with ``--plugin``), and warn on stderr about installed plugins that failed to load.
 """
 
@@ -23,7 +25,8 @@ if TYPE_CHECKING:
 
 app = typer.Typer(
     help="List the metrics, or show one in full.\n\nThe list gives each metric's family, "
-    "parameters with their defaults, direction, one-line definition and origin.",
+    "parameters with their defaults, direction, one-line definition and origin; --markdown "
+    "prints the whole reference, examples included, as Markdown.",
     invoke_without_command=True,
     no_args_is_help=False,
     cls=HelpGroup,
@@ -64,7 +67,7 @@ def _origin(m: Metric) -> str:
 
 @app.callback(invoke_without_command=True, epilog=examples(
     "evalcli metrics", "evalcli metrics --family ranking", "evalcli metrics show auroc",
-    "evalcli metrics --plugin my_metrics.py"))
+    "evalcli metrics --plugin my_metrics.py", "evalcli metrics --markdown > docs/metrics.md"))
 @user_errors
 def list_metrics(
     ctx: typer.Context,
@@ -72,6 +75,9 @@ def list_metrics(
         "--family", "-f", metavar="FAMILY", help="Only this family: binary, multiclass, "
         "multilabel, ranking, regression or a plugin's.")] = None,
     plugin: PluginOption = None,
+    markdown: Annotated[bool, typer.Option(
+        "--markdown", help="Print the metric reference as Markdown: every metric in full, "
+        "with its example (docs/metrics.md is this, for the built-ins).")] = False,
 ) -> None:
     """List every registered metric."""
     if ctx.invoked_subcommand is not None:
@@ -84,6 +90,9 @@ def list_metrics(
     reg = _registry(plugin)
     if family is not None:
         reg.task(family)
+    if markdown:
+        typer.echo(reference_markdown(reg, family), nl=False)
+        return
     out = stdout()
     families = [family] if family else list(dict.fromkeys(m.family for m in reg))
     show_origin = any(m.origin != "built-in" for m in reg)
@@ -199,13 +208,18 @@ def _details(m: Metric) -> RenderableType:
         tail.append(("defaults match", m.peer))
     tail.append(("origin", m.origin))
     items: list[RenderableType] = [key_values(head)]
-    if m.params:
-        from rich.padding import Padding
+    from rich.padding import Padding
 
+    if m.params:
         grid = _params_grid(m)
         items += [key_values([("parameters", "")]),
                   Padding(Fit(grid.fit, last=lambda w: _params_blocks(m)), (0, 0, 0, 3))]
     items.append(key_values(tail))
+    if m.example.strip():
+        from rich.text import Text
+
+        items += [key_values([("example", "")]),
+                  Padding(Text(example_text(m), overflow="fold"), (0, 0, 0, 3))]
     return Group(*items)
 
 
@@ -237,3 +251,101 @@ def _params_blocks(m: Metric) -> RenderableType:
                     + (f"; {p.constraint()}" if p.constraint() else ""), style="dim")
         blocks += [Padding(line, (0, 0, 0, 1)), Padding(Text(p.help), (0, 0, 0, 3))]
     return Group(*blocks)
+
+
+# --------------------------------------------------------------------------- the reference
+
+def example_text(m: Metric) -> str:
+    """The metric's example as it reads: dedented (it is indented as its declaration)."""
+    import inspect
+
+    return inspect.cleandoc(m.example)
+
+
+def _range(m: Metric) -> str:
+    lo, hi = m.range
+    if (lo, hi) == (None, None):
+        return ""
+    return f"; range [{'−∞' if lo is None else f'{lo:g}'}, {'∞' if hi is None else f'{hi:g}'}]"
+
+
+def _md(text: str, cell: bool = False) -> str:
+    """Prose as Markdown shows it as written: emphasis and tag characters escaped, and in a
+    table cell the column separator too."""
+    text = text.replace("\\", "\\\\").replace("*", "\\*").replace("<", "&lt;")
+    return text.replace("|", "\\|") if cell else text
+
+
+def _code(text: str, cell: bool = False) -> str:
+    """An inline code span (a table cell's ``|`` escaped, as GitHub's tables need)."""
+    fence = "``" if "`" in text else "`"
+    pad = " " if fence == "``" else ""
+    text = text.replace("|", "\\|") if cell else text
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def anchor(m: Metric) -> str:
+    """The id of a metric's section in the reference: ``family-name``."""
+    return f"{m.family}-{m.name}"
+
+
+def reference_markdown(reg: Registry, family: str | None = None) -> str:
+    """The metric reference: per family, an index, then each metric with its aliases,
+    formula, direction and range, the columns it needs, its parameters (type, default,
+    allowed values, meaning), conventions, the peer its defaults match, and its example."""
+    families = [family] if family else list(dict.fromkeys(m.family for m in reg))
+    out = [
+        "# Metric reference",
+        "",
+        "<!-- Generated from the metric registry by `evalcli metrics --markdown > "
+        "docs/metrics.md`. Do not edit: tests/test_metric_docs.py compares. -->",
+        "",
+        "Every metric by family: its name and aliases, formula, direction and range, the "
+        "columns it needs, its parameters with their defaults, the conventions where the "
+        "usual tools disagree, the peer its defaults match, and an example. Each example runs "
+        "in the tests, its values checked against scikit-learn, trec_eval or the arithmetic "
+        "written out. `evalcli metrics show NAME` prints the same in the terminal.",
+        "",
+        "Families: " + " · ".join(f"[{f}](#{f})" for f in families),
+        "",
+    ]
+    for fam in families:
+        members = [m for m in reg if m.family == fam]
+        out += [f"## {fam}", "", _md(reg.task(fam).summary), "",
+                "| metric | aliases | better | definition |", "|---|---|---|---|"]
+        out += [f"| [{m.name}](#{anchor(m)}) | {', '.join(m.aliases)} | {m.direction} | "
+                f"{_md(m.summary, cell=True)} |" for m in members]
+        out.append("")
+        for m in members:
+            out += _metric_markdown(m)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _metric_markdown(m: Metric) -> list[str]:
+    out = [f'<a id="{anchor(m)}"></a>', "", f"### {m.name}", "", _md(m.summary), ""]
+    facts = []
+    if m.aliases:
+        facts.append("aliases: " + ", ".join(_code(a) for a in m.aliases))
+    facts.append("formula: " + _code(m.formula))
+    facts.append("better: " + m.direction + _range(m))
+    needs = " and ".join(" or ".join(f"`{r}`" for r in sorted(g)) for g in m.needs)
+    if needs:
+        facts.append("needs: " + needs)
+    if m.cutoff:
+        facts.append(f"cut-off: `{m.name}@K` sets `{m.cutoff}`")
+    if m.peer:
+        facts.append("defaults match: " + _md(m.peer))
+    if m.origin != "built-in":
+        facts.append("origin: " + _md(m.origin))
+    out += [f"- {f}" for f in facts] + [""]
+    if m.params:
+        out += ["| parameter | type | default | allowed | meaning |", "|---|---|---|---|---|"]
+        out += [f"| `{p.name}` | {p.type.__name__} | {_code(_param_default(p), cell=True)} | "
+                f"{_md(p.constraint(), cell=True) or '—'} | {_md(p.help, cell=True)} |"
+                for p in m.params]
+        out.append("")
+    if m.conventions:
+        out += [_md(m.conventions), ""]
+    if m.example.strip():
+        out += ["```pycon", example_text(m), "```", ""]
+    return out

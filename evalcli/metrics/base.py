@@ -291,9 +291,11 @@ class Metric:
     example: str = ""
     """A doctest (``>>>`` lines and the output they print) that computes the metric with
     :func:`evalcli.evaluate` on a few rows and shows the value, chosen to teach a convention
-    (ties, a cut-off beyond the list, weights, an undefined case and its note). ``evalcli
-    metrics show`` prints it, docs/metrics.md shows it, and the tests run every built-in
-    metric's example (tests/test_metric_docs.py); a plugin's may be empty."""
+    (ties, a cut-off beyond the list, weights, an undefined case and its note). Indented as
+    the declaration is (it is dedented for display); output compares with doctest's
+    NORMALIZE_WHITESPACE, so a long line may wrap. ``evalcli metrics show`` prints it,
+    docs/metrics.md shows it, and the tests run every built-in metric's example against an
+    independent reference (tests/test_metric_docs.py); a plugin's may be empty."""
 
     def param(self, name: str) -> Param:
         for p in self.params:
