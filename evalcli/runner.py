@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalcli.config import Baseline, Config, InputSpec, MetricEntry, load_config
 from evalcli.engine.align import Aligned, Inputs, align
+from evalcli.engine.base import Engine, choose_engine
 from evalcli.engine.plan import Plan, check_roles, default_metrics, make_plan
 from evalcli.errors import ConfigError
 from evalcli.gates import EVERY, evaluate_gates, normalize_label
@@ -73,8 +74,8 @@ class Prepared:
     plan: Plan
     aligned: Aligned
     registry: Registry
-    engine_inputs: Any = None
-    """Engine-side inputs (engine spark: the session and its DataFrames)."""
+    engine: Engine
+    """The engine the run uses, its inputs opened (engine spark: the session, the DataFrames)."""
 
 
 def prepare(cfg: Config, frames: Mapping[str, pl.LazyFrame] | None = None) -> Prepared:
@@ -82,19 +83,14 @@ def prepare(cfg: Config, frames: Mapping[str, pl.LazyFrame] | None = None) -> Pr
     reg = registry_for(cfg)
     plan = make_plan(reg, cfg.task, cfg.metrics, cfg.options)
     inputs = inputs_of(cfg, plan.task, frames)
-    engine_inputs = None
-    if cfg.engine == "spark":
-        from evalcli.engine import spark_engine
-
-        spark_engine.check_supported(plan)  # before any data is read
-        engine_inputs = spark_engine.open_inputs(cfg.spark, inputs)
-        inputs = engine_inputs.inputs
+    engine = choose_engine(cfg.engine, inputs, cfg.spark)
+    inputs = engine.prepare(plan, inputs)
     aligned = align(plan.task, inputs)
     default_metrics(reg, plan, aligned.roles)
-    if cfg.engine == "spark" and plan.defaulted:
-        plan.metrics = [pm for pm in plan.metrics if "spark" in pm.metric.engines]
+    if plan.defaulted:
+        plan.metrics = [pm for pm in plan.metrics if engine.runs(pm.metric)]
     check_roles(plan, aligned.roles, aligned.columns)
-    return Prepared(cfg, plan, aligned, reg, engine_inputs)
+    return Prepared(cfg, plan, aligned, reg, engine)
 
 
 def segment_gates(cfg: Config, plan: Plan) -> dict[str, dict[str, Gate]]:
@@ -140,7 +136,6 @@ def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
     ``write_per_query`` is false: the CLI then writes it with its other outputs, all or none.
     """
     from evalcli.curves import curves_from, display_stats
-    from evalcli.engine.polars_engine import run_polars
 
     say = progress or (lambda _msg: None)
     targets = output_targets(cfg) if write_per_query and cfg.per_query is not None else None
@@ -154,14 +149,7 @@ def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
     if ranking_extra:
         extra = {**(extra or {}), **ranking_extra}
     say(f"computing {len(prep.plan.metrics)} metric(s) in one pass")
-    if cfg.engine == "spark":
-        from evalcli.engine.spark_engine import run_spark
-
-        metrics, segments, alignment, engine = run_spark(prep.plan, prep.aligned,
-                                                         prep.engine_inputs, extra)
-    else:
-        metrics, segments, alignment, engine = run_polars(prep.plan, prep.aligned, cfg.engine,
-                                                          extra)
+    metrics, segments, alignment, engine = prep.engine.run(prep.plan, prep.aligned, extra)
     a = prep.aligned
     truth_cols = {r: c for r, c in a.columns.items() if a.role_file.get(r) == a.inputs.truth.path} \
         if a.inputs.truth else {}
@@ -224,7 +212,7 @@ def _ranking_extras(cfg: Config, prep: Prepared) -> dict[str, Any]:
             f"(this run: task {cfg.task})", hint="drop per_query (--per-query)")
     if cfg.task != "ranking":
         return {}
-    from evalcli.engine.polars_engine import run_context
+    from evalcli.engine.core import run_context
     from evalcli.metrics.ranking_core import run_extras
 
     metrics = [(pm.id, pm.metric, pm.params) for pm in prep.plan.metrics]

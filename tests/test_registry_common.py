@@ -34,7 +34,7 @@ import polars as pl
 import pytest
 
 from evalcli.config import parse_config
-from evalcli.engine import polars_engine
+from evalcli.engine import core, polars_engine
 from evalcli.engine.plan import bind
 from evalcli.metrics.base import AggStat, Context, Metric, metric_id
 from evalcli.metrics.registry import get_registry
@@ -455,7 +455,7 @@ def test_segment_statistics_combine_into_the_whole(family: str) -> None:
     frame = d.frame.with_columns(pl.Series("__part", seg))
     cfg = _config(family, frame, metrics, d.config, group_by=["__part"])
     prep = prepare(cfg)
-    make_ctx = getattr(polars_engine, "run_context", None)
+    make_ctx = getattr(core, "run_context", None)
     ctx = make_ctx(prep.plan, prep.aligned) if make_ctx else Context(
         prep.plan.task.name, prep.aligned.roles, prep.plan.options)
     stats = bind(prep.plan, ctx)
@@ -471,8 +471,8 @@ def test_segment_statistics_combine_into_the_whole(family: str) -> None:
             combined[key] = df.row(0, named=True)
         else:
             combined[key] = st.combine(pl.concat(parts, how="vertical_relaxed"), [])
-    overall = {r.metric: r.value for r in polars_engine.values(prep.plan, computed.overall, ctx)}
-    merged = {r.metric: r.value for r in polars_engine.values(prep.plan, combined, ctx)}
+    overall = {r.metric: r.value for r in core.values(prep.plan, computed.overall, ctx)}
+    merged = {r.metric: r.value for r in core.values(prep.plan, combined, ctx)}
     _assert_same(merged, overall, "segments combined vs whole")
 
 

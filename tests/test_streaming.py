@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evalcli
-from evalcli.engine import polars_engine
+from evalcli.engine import base as engine_base
 from evalcli.engine.align import Aligned, Inputs, materialize
 from evalcli.errors import InputDataError
 from evalcli.io import Source
@@ -254,7 +254,7 @@ def test_auto_engine_streams_above_the_threshold(tmp_path, monkeypatch):
     cfg = {"task": "binary", "predictions": str(tmp_path / "p.parquet"),
            "truth": str(tmp_path / "t.csv")}
     small = evalcli.evaluate(cfg, gating=False)
-    monkeypatch.setattr(polars_engine, "STREAMING_BYTES", 1000)
+    monkeypatch.setattr(engine_base, "STREAMING_BYTES", 1000)
     big = evalcli.evaluate(cfg, gating=False)
     assert (small.engine, big.engine) == ("polars", "streaming")
     assert _same(_report(small), _report(big))

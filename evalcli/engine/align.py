@@ -2,8 +2,9 @@
 
 The aligned frame has one column per role, named by the role (``label``, ``score``,
 ``prediction``, ``weight`` ...), the id columns, and one column per segment named
-``seg:<name>``. Nothing is computed here: the engine runs everything in one pass, and asks this
-module for diagnostics (the first duplicated key, the first bad row) only when something failed.
+``seg:<name>``. Nothing is computed here (the engine core runs the checks and every statistic
+in one pass), except by :func:`materialize` and :func:`sorted_merge`, which join in memory or by
+merging sorted inputs what :func:`align` joins lazily.
 """
 
 from __future__ import annotations
@@ -315,9 +316,9 @@ def materialize(a: Aligned, how: str = "inner") -> Aligned:
 
     Keys with nulls (which match nothing) or of several non-integer columns fall back to
     Polars' hash join, still without the validation. The values are the lazy join's: only the
-    row order differs, and no statistic depends on it. Single inputs, and inputs this path
-    cannot read (the lazy path then reports the problem with its diagnostics), come back
-    unchanged.
+    row order differs, and no statistic depends on it. Single inputs, inputs with duplicated
+    keys, and inputs this path cannot read come back unchanged: the lazy path then fails, and
+    the engine says why.
 
     >>> pred = pl.LazyFrame({"id": [3, 1, 2], "score": [0.3, 0.1, 0.2]})
     >>> truth = pl.LazyFrame({"id": [2, 3, 1], "label": [1, 0, 1]})
@@ -349,9 +350,7 @@ def materialize(a: Aligned, how: str = "inner") -> Aligned:
         left, right, on = left.with_columns(packed), right.with_columns(packed), [_KEY]
     left, right = _sorted_by(left, on), _sorted_by(right, on)
     if _adjacent_duplicates(left, on) or _adjacent_duplicates(right, on):
-        if hashed:
-            return a
-        raise duplicate_error(a)
+        return a  # the lazy join's 1:1 validation fails, and the engine names the keys
     merge = len(on) == 1 and not left[on[0]].has_nulls() and not right[on[0]].has_nulls()
     # the truth's columns to join: without the key when a synthetic key joins, except that a
     # hashed key is kept (renamed) to check the matches
@@ -528,97 +527,3 @@ def _adjacent_duplicates(df: pl.DataFrame, keys: Sequence[str]) -> bool:
     """Whether two neighbouring rows share their (non-null) keys: on sorted rows, a duplicate."""
     same = pl.all_horizontal([pl.col(k) == pl.col(k).shift(1) for k in keys])
     return bool(df.select(same.any()).item())
-
-
-def _fmt_key(row: Mapping[str, object], ids: Sequence[str]) -> str:
-    return ", ".join(f"{clip(c, NAME_CHARS)}={clip(repr(row[c]), 100)}" for c in ids)
-
-
-def duplicate_error(a: Aligned) -> InputDataError:
-    """Find the first duplicated keys on either side (called after the join refused them)."""
-    for side, lf, file in (("predictions", a.pred_rows, a.inputs.predictions.path),
-                           ("truth", a.truth_rows, a.inputs.truth.path if a.inputs.truth else "")):
-        if lf is None:
-            continue
-        dups = (lf.group_by(a.ids).agg(pl.len().alias("n")).filter(pl.col("n") > 1)
-                .sort(a.ids).head(3).collect())
-        if dups.height:
-            total = lf.group_by(a.ids).agg(pl.len().alias("n")).filter(pl.col("n") > 1) \
-                .select(pl.len()).collect().item()
-            keys = "; ".join(f"{_fmt_key(r, a.ids)} ({r['n']} rows)"
-                             for r in dups.iter_rows(named=True))
-            return InputDataError(
-                f"{file}: {total} duplicated key(s) in the {side}, e.g. {keys}",
-                hint="each id must appear once per file: deduplicate the file, or add the "
-                "missing key column to 'columns: {id: [...]}'",
-            )
-    return InputDataError("duplicated keys in the inputs")  # pragma: no cover
-
-
-def unmatched_error(a: Aligned, only_pred: int, only_truth: int) -> InputDataError:
-    """Name the first unmatched keys (called when the unmatched policy is 'error')."""
-    parts = []
-    truth_rows = a.truth_rows if a.truth_rows is not None else a.pred_rows
-    for n, lf, other, file in ((only_pred, a.pred_rows, truth_rows, a.inputs.predictions.path),
-                               (only_truth, truth_rows, a.pred_rows,
-                                a.inputs.truth.path if a.inputs.truth else "")):
-        if n:
-            first = lf.select(a.ids).join(other.select(a.ids), on=a.ids, how="anti") \
-                .sort(a.ids).head(3).collect()
-            keys = "; ".join(_fmt_key(r, a.ids) for r in first.iter_rows(named=True))
-            parts.append(f"{n} row(s) only in {file} (e.g. {keys})")
-    return InputDataError(
-        "predictions and truth do not line up: " + ", ".join(parts),
-        hint="fix the files, or set 'alignment: {unmatched: drop}' to evaluate the matched "
-        "rows only (the counts are reported)",
-    )
-
-
-def first_violation(a: Aligned, violation: pl.Expr, role: str) -> str:
-    """Describe the first row where ``violation`` holds: its key (or row number) and value.
-
-    A rule on a text column's type (numbers needed) holds on every value, the valid-looking
-    ones too; the row shown is then the first whose value is not a number, the one that made
-    the reader type the column as text.
-
-    >>> lf = pl.LazyFrame({"score": ["0.9", "0.2", "abc", "x"]})
-    >>> a = Aligned(lf, frozenset(), dict(lf.collect_schema()), {}, [], [], lf, None, lf,
-    ...             None, Inputs(Source("p.csv"), None, {}, None))
-    >>> first_violation(a, pl.col("score").is_not_null(), "score")
-    "first at data row 3 (not counting the header): score='abc' (not a number)"
-    """
-    violation, odd = _culprits(a, violation, role)
-    note = " (not a number)" if odd else ""
-    if a.ids:
-        row = a.lf.filter(violation).sort(a.ids).select([*a.ids, pl.col(role)]).head(1).collect()
-        if row.height:
-            r = row.row(0, named=True)
-            return (f"first at {_fmt_key(r, a.ids)}: {clip(a.columns.get(role, role), 60)}="
-                    f"{clip(repr(r[role]))}{note}")
-        return ""
-    row = a.lf.with_row_index("__row").filter(violation).select("__row", pl.col(role)) \
-        .head(1).collect()
-    if row.height:
-        r = row.row(0, named=True)
-        return (f"first at data row {r['__row'] + 1} (not counting the header): "
-                f"{clip(a.columns.get(role, role), 60)}={clip(repr(r[role]))}{note}")
-    return ""
-
-
-def _culprits(a: Aligned, violation: pl.Expr, role: str) -> tuple[pl.Expr, bool]:
-    """``violation`` narrowed to the values that are not numbers, when it condemns every value
-    of a text column and only some of them are not numbers; and whether it was narrowed."""
-    if a.schema.get(role) != pl.String:
-        return violation, False
-    col = pl.col(role)
-    odd = violation & col.is_not_null() & \
-        col.str.strip_chars().cast(pl.Float64, strict=False).is_null()
-    try:
-        bad, values, n_odd = a.lf.select(violation.sum().alias("bad"),
-                                         col.is_not_null().sum().alias("values"),
-                                         odd.sum().alias("odd")).collect().row(0)
-    except pl.exceptions.PolarsError:
-        return violation, False
-    if bad == values and 0 < n_odd < bad:
-        return odd, True
-    return violation, False

@@ -5,20 +5,18 @@ A run goes as DESIGN.md's mergeable statistics describe:
 1. The driver scans the inputs with Spark (Parquet, CSV/TSV, JSONL at any path or URI Spark
    reads) and hands empty Polars frames with the same schema to
    :func:`evalcli.engine.align.align`, so the roles, join keys, segments and row checks are
-   resolved by the Polars engine's code, and config or column errors come before any row is
-   read.
+   resolved as on every engine, and config or column errors come before any row is read.
 2. Spark co-partitions the rows. With two files both sides go into one shuffle keyed by the join
    keys (or by the roles a statistic needs together, e.g. the query: ``Stat.partition_by``), so
    every key's rows of both files meet in one partition. One file is not shuffled at all unless
    a statistic needs rows together.
-3. Each partition runs Polars inside ``mapInArrow``: the same alignment (per-side reshape, the
-   join with its 1:1 validation, the null policy), the same row checks, and every statistic of
-   the run (AggStat expressions and FrameStat builds, overall and per segment), exactly as the
-   Polars engine builds them. It returns partial statistics and counts (as Arrow IPC), and the
-   first offending keys when a check fails.
-4. The driver combines the partial statistics with each statistic's ``combine`` and computes
-   the values with the Polars engine's :func:`~evalcli.engine.polars_engine.values`: every
-   metric is written once, and both engines agree to floating-point rounding.
+3. Each partition aligns its rows and runs the engine core
+   (:func:`evalcli.engine.core.partials`) inside ``mapInArrow``, and returns its counts,
+   partial statistics and diagnostics as Arrow IPC.
+4. The driver hands the partitions' parts to the core as the in-process engine hands its one
+   part: :func:`~evalcli.engine.core.verdict` for the errors,
+   :func:`~evalcli.engine.core.combine` for the statistics, then the values. Every metric and
+   every check is written once, and the engines agree bit for bit.
 
 pyspark is imported only inside the functions here, so the module (and evalcli) imports without
 it; :func:`require_pyspark` turns its absence into a clear error.
@@ -33,30 +31,20 @@ import re
 import socket
 import sys
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from evalcli.engine.align import SEG, Aligned, Inputs, _fmt_key, align
-from evalcli.engine.plan import Plan, bind
-from evalcli.engine.polars_engine import (
-    _bad_null,
-    _no_rows_in_a_file,
-    _nothing_left,
-    row_checks,
-    run_context,
-    seen_values,
-    values,
-)
+from evalcli.engine import core
+from evalcli.engine.align import Aligned, Inputs, align
+from evalcli.engine.core import Computed, Evaluated, Part, first_line
+from evalcli.engine.plan import Plan
 from evalcli.errors import ConfigError, InputDataError, UserError
 from evalcli.io import Source
 from evalcli.io.readers import check_source, detect_format, scan
-from evalcli.metrics.base import AggStat, FrameStat, Stat
-from evalcli.metrics.stats import combine_columns
-from evalcli.metrics.task import TaskInput
-from evalcli.result import AlignmentInfo, MetricResult, SegmentResult
+from evalcli.metrics.base import Metric, Stat
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -71,8 +59,9 @@ SIDE = "__side"
 ORDER = "__evalcli_input_order"
 """A row's place in its input, kept through the shuffle when the task's reshape reads row order
 (e.g. ranking's tie-break by input position): each partition sorts its rows by it."""
-PARTS = "part string, data binary"
-"""What each partition returns: named partial results, each a Polars frame as Arrow IPC."""
+PARTS = "at string, part string, data binary"
+"""What each partition returns: its tag, and its named partial results (a
+:data:`~evalcli.engine.core.Part`), each a Polars frame as Arrow IPC."""
 SESSION_DEFAULTS = {"spark.ui.showConsoleProgress": "false"}
 """Settings of a session evalcli starts itself, unless ``spark.conf`` sets them."""
 PYTHON_KEYS = {"spark.pyspark.python": "PYSPARK_PYTHON",
@@ -215,7 +204,7 @@ def session(settings: SparkSettings) -> SparkSession:
         with _environ(env), _quiet():
             spark = builder.getOrCreate()
     except Exception as exc:  # the JVM did not start: Java missing, bad master URL, ...
-        text = _first_line(exc)
+        text = first_line(exc)
         if "master url" in text.lower():
             hint = ("spark.master must be local[*], local[N], spark://HOST:PORT, yarn or "
                     "k8s://https://HOST:PORT")
@@ -236,14 +225,6 @@ def _silence(spark: SparkSession, loggers: Iterable[str]) -> None:
         log4j = spark.sparkContext._jvm.org.apache.logging.log4j  # type: ignore[union-attr]
         for name in loggers:
             log4j.core.config.Configurator.setLevel(name, log4j.Level.OFF)
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    for line in text.splitlines():
-        if line.strip():
-            return line.strip()[:500]
-    return type(exc).__name__
 
 
 def _col(name: str) -> Column:
@@ -319,7 +300,7 @@ def read(spark: SparkSession, source: Source) -> DataFrame:
     except UserError:
         raise
     except Exception as exc:
-        raise InputDataError(f"cannot read {source.path} as {fmt} with Spark: {_first_line(exc)}",
+        raise InputDataError(f"cannot read {source.path} as {fmt} with Spark: {first_line(exc)}",
                              hint="check the path and the format (set format: in the config)"
                              ) from None
     if not df.columns:
@@ -343,7 +324,7 @@ def standin(df: DataFrame, tz: str, path: str) -> pl.LazyFrame:
         return pl.from_arrow(_arrow_schema(df, tz).empty_table()).lazy()  # type: ignore[union-attr]
     except Exception as exc:
         raise InputDataError(f"{path}: a column has a type evalcli cannot read: "
-                             f"{_first_line(exc)}",
+                             f"{first_line(exc)}",
                              hint="select or cast the columns to numbers, strings, booleans or "
                              "lists") from None
 
@@ -389,16 +370,9 @@ def _in_order(df: pl.DataFrame, order: str) -> pl.DataFrame:
     return df.sort(order).drop(order) if order in df.columns else df
 
 
-def _first_rows(lf: pl.LazyFrame, ids: Sequence[str], role: str, n: int = 1) -> pl.LazyFrame:
-    cols = [*ids, role] if role not in ids else list(ids)
-    if ids:
-        return lf.sort(list(ids)).select(cols).head(n)
-    return lf.select(cols).head(n)
-
-
 @dataclass
 class PartitionJob:
-    """What every partition runs (pickled to the executors): Polars over its rows."""
+    """What every partition runs (pickled to the executors): the engine core on its rows."""
 
     plan: Plan
     inputs: Inputs
@@ -412,10 +386,15 @@ class PartitionJob:
 
         got = list(batches)
         table = pa.Table.from_batches(got) if got else self.schema.empty_table()
-        parts = self.partials(pl.from_arrow(table))  # type: ignore[arg-type]
+        rows = pl.from_arrow(table)
+        assert isinstance(rows, pl.DataFrame)
+        part = core.partials(self.plan, self.aligned(rows), self.stats, whole=False)
+        tag = os.urandom(8).hex()  # which partition: its frames go together
         yield pa.RecordBatch.from_pydict(
-            {"part": list(parts), "data": [_ipc(df) for df in parts.values()]},
-            schema=pa.schema([("part", pa.string()), ("data", pa.binary())]),
+            {"at": [tag] * len(part), "part": list(part),
+             "data": [_ipc(df) for df in part.values()]},
+            schema=pa.schema([("at", pa.string()), ("part", pa.string()),
+                              ("data", pa.binary())]),
         )
 
     def aligned(self, df: pl.DataFrame) -> Aligned:
@@ -435,116 +414,6 @@ class PartitionJob:
             if self.inputs.truth is not None and truth is not None else None,
         )
         return align(self.plan.task, inputs)
-
-    def partials(self, df: pl.DataFrame) -> dict[str, pl.DataFrame]:
-        """Counts, partial statistics and diagnostics of one partition, by name."""
-        plan, a = self.plan, self.aligned(df)
-        checks, needed = row_checks(plan, a)
-        t = TaskInput(plan.options, a.roles, a.schema)
-        base = a.lf
-        if a.inputs.nulls == "drop" and needed:
-            filtered = base.filter(pl.all_horizontal([~_bad_null(a, r) for r in needed]))
-        else:
-            filtered = base
-        norm = plan.task.normalize(filtered, t)
-        seg_cols = [SEG + s for s in a.segments]
-        aggs = [st for st in self.stats.values() if isinstance(st, AggStat)]
-        frames = [st for st in self.stats.values() if isinstance(st, FrameStat)]
-        agg_exprs = [e for st in aggs for e in st.exprs()]
-        full = plan.task.join == "full" and a.truth_rows is not None
-        matched = (pl.col("__in_predictions") & pl.col("__in_truth")).sum() if full else pl.len()
-
-        def bad(role: str) -> pl.Expr:
-            return _bad_null(a, role).sum().alias(f"null:{role}")
-
-        counts = [
-            base.select([matched.alias("matched"), *(bad(r) for r in needed)]),
-            filtered.select([pl.len().alias("kept"), *(c.violation().sum().alias(f"check:{n}")
-                                                       for n, c in checks.items())]),
-            a.pred_rows.select(pl.len().alias("pred_n")),
-        ]
-        if a.truth_rows is not None:
-            counts.append(a.truth_rows.select(pl.len().alias("truth_n")))
-        queries = [norm.select([pl.len().alias("__rows"), *agg_exprs])]
-        queries += [fs.build(norm, []) for fs in frames]
-        if seg_cols:
-            queries.append(norm.group_by(seg_cols).agg([pl.len().alias("__rows"), *agg_exprs]))
-            queries += [fs.build(norm, seg_cols) for fs in frames]
-
-        out: dict[str, pl.DataFrame] = {}
-        try:
-            results = pl.collect_all([*counts, *queries])
-        except pl.exceptions.ComputeError as exc:
-            if "1:1 validation" in str(exc):
-                return self._duplicates(a)
-            return self._failed(counts, exc)
-        except (pl.exceptions.InvalidOperationError, pl.exceptions.SchemaError) as exc:
-            return self._failed(counts, exc)
-        count_row = pl.concat([r.cast(pl.Int64) for r in results[:len(counts)]],
-                              how="horizontal")
-        out["counts"] = count_row
-        out.update(self._diagnose(a, count_row.row(0, named=True), checks, needed, full))
-        stats_res = results[len(counts):]
-        if int(stats_res[0]["__rows"][0]) > 0:  # no partial statistics of no rows
-            out["agg"] = stats_res[0].drop("__rows")
-            for fs, res in zip(frames, stats_res[1:1 + len(frames)], strict=True):
-                out[f"frame:{fs.key}"] = res
-        if seg_cols:
-            out["seg"] = stats_res[1 + len(frames)]
-            for fs, res in zip(frames, stats_res[2 + len(frames):], strict=True):
-                out[f"segframe:{fs.key}"] = res
-        return out
-
-    def _failed(self, counts: list[pl.LazyFrame], exc: Exception) -> dict[str, pl.DataFrame]:
-        """A query failed on bad data: the counts (the checks may explain it) and the error."""
-        out = {"error": pl.DataFrame({"message": [_first_line(exc)]})}
-        try:
-            res = pl.collect_all(counts)
-            out["counts"] = pl.concat([r.cast(pl.Int64) for r in res], how="horizontal")
-        except pl.exceptions.PolarsError:
-            pass
-        return out
-
-    def _duplicates(self, a: Aligned) -> dict[str, pl.DataFrame]:
-        """Duplicated join keys of each side: their count and the first three."""
-        out: dict[str, pl.DataFrame] = {}
-        for side, lf in (("predictions", a.pred_rows), ("truth", a.truth_rows)):
-            if lf is None:
-                continue
-            dups = lf.group_by(a.ids).agg(pl.len().alias("n")).filter(pl.col("n") > 1)
-            first, total = pl.collect_all([dups.sort(a.ids).head(3), dups.select(pl.len())])
-            if first.height:
-                out[f"dups:{side}"] = first.with_columns(
-                    pl.lit(int(total.item()), dtype=pl.Int64).alias("__total"))
-        return out
-
-    def _diagnose(self, a: Aligned, counts: Mapping[str, Any], checks: Mapping[str, Any],
-                  needed: Sequence[str], full: bool) -> dict[str, pl.DataFrame]:
-        """The first offending rows of this partition, only where a rule was broken."""
-        lazy: dict[str, pl.LazyFrame] = {}
-        if (a.truth_rows is not None and not full and a.inputs.unmatched == "error"):
-            for side, lf, other, n in (
-                    ("predictions", a.pred_rows, a.truth_rows, counts["pred_n"]),
-                    ("truth", a.truth_rows, a.pred_rows, counts["truth_n"])):
-                if n - counts["matched"]:
-                    lazy[f"unmatched:{side}"] = lf.select(a.ids).join(
-                        other.select(a.ids), on=a.ids, how="anti").sort(a.ids).head(3)
-        if a.inputs.nulls == "error":
-            for role in needed:
-                if counts[f"null:{role}"]:
-                    lazy[f"first:null:{role}"] = _first_rows(
-                        a.lf.filter(_bad_null(a, role)), a.ids, role)
-        for name, c in checks.items():
-            if c.require_some:  # this part has no row meeting it: the values it has instead
-                if not counts[f"check:{name}"]:
-                    lazy[f"values:check:{name}"] = a.lf.select(
-                        pl.col(c.column).unique().sort(nulls_last=True).head(21))
-            elif counts[f"check:{name}"]:
-                lazy[f"first:check:{name}"] = _first_rows(a.lf.filter(c.violation()), a.ids,
-                                                          c.column)
-        if not lazy:
-            return {}
-        return dict(zip(lazy, pl.collect_all(list(lazy.values())), strict=True))
 
 
 # --------------------------------------------------------------------------- the driver
@@ -652,7 +521,7 @@ def _spark_failure(exc: Exception) -> UserError:
             prefix = f"evalcli.errors.{kind}: "
             if line.startswith(prefix):
                 return InputDataError(line.removeprefix(prefix))
-    return InputDataError(f"Spark could not evaluate the inputs: {_first_line(exc)}",
+    return InputDataError(f"Spark could not evaluate the inputs: {first_line(exc)}",
                           hint="check the input files (the message above names the failing "
                           "file or row)")
 
@@ -704,8 +573,8 @@ def _worker_setup_failure(exc: Exception, python: str, master: str) -> ConfigErr
     return None
 
 
-def collect_parts(df: DataFrame, job: PartitionJob) -> dict[str, list[pl.DataFrame]]:
-    """Run the job on every partition; the partial results by name."""
+def collect_parts(df: DataFrame, job: PartitionJob) -> list[Part]:
+    """Run the job on every partition; each partition's partial results by name."""
     _ship_plugins()
     try:
         with _quiet():
@@ -720,178 +589,44 @@ def collect_parts(df: DataFrame, job: PartitionJob) -> dict[str, list[pl.DataFra
         if "PythonException" in type(exc).__name__ and "evalcli.errors." not in str(exc):
             raise
         raise _spark_failure(exc) from None
-    parts: dict[str, list[pl.DataFrame]] = {}
-    for name, data in zip(table.column("part").to_pylist(), table.column("data").to_pylist(),
-                          strict=True):
-        parts.setdefault(name, []).append(pl.read_ipc(io.BytesIO(data)))
-    return parts
+    parts: dict[str, Part] = {}
+    for at, name, data in zip(table.column("at").to_pylist(), table.column("part").to_pylist(),
+                              table.column("data").to_pylist(), strict=True):
+        parts.setdefault(at, {})[name] = pl.read_ipc(io.BytesIO(data))
+    return list(parts.values())
 
 
-def _concat(frames: Sequence[pl.DataFrame]) -> pl.DataFrame:
-    return pl.concat(list(frames), how="vertical_relaxed")
+@dataclass
+class SparkEngine:
+    """The Spark engine (see :class:`evalcli.engine.base.Engine`): the session and the
+    inputs' DataFrames once prepared."""
 
+    settings: SparkSettings
+    name: str = "spark"
+    opened: SparkInputs | None = None
 
-def _combine(st: AggStat, df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
-    cols = [c for c in df.columns if c.startswith(st.key + ".")]
-    part = df.select([*keys, *cols])
-    if callable(st.combine):
-        return st.combine(part, keys)
-    return combine_columns(part, keys, st.combine)
+    def prepare(self, plan: Plan, inputs: Inputs) -> Inputs:
+        check_supported(plan)  # before any data is read
+        self.opened = open_inputs(self.settings, inputs)
+        return self.opened.inputs
 
+    def runs(self, metric: Metric) -> bool:
+        return "spark" in metric.engines
 
-def _own(row: Mapping[str, Any], st: AggStat) -> dict[str, Any]:
-    return {k: v for k, v in row.items() if k.startswith(st.key + ".")}
-
-
-def _where(a: Aligned, first: pl.DataFrame, role: str) -> str:
-    if first.height == 0:
-        return ""
-    r = first.row(0, named=True)
-    shown = f"{a.columns.get(role, role)}={r[role]!r}"
-    return f"first at {_fmt_key(r, a.ids)}: {shown}" if a.ids else f"e.g. {shown}"
-
-
-def _first(parts: Mapping[str, list[pl.DataFrame]], name: str, ids: Sequence[str]
-           ) -> pl.DataFrame:
-    df = _concat(parts[name])
-    return df.sort(list(ids)).head(1) if ids else df.head(1)
-
-
-def verdict(a: Aligned, plan: Plan, parts: Mapping[str, list[pl.DataFrame]]) -> AlignmentInfo:
-    """The Polars engine's input errors, in its order, from the partitions' counts."""
-    for side, file in (("predictions", a.inputs.predictions.path),
-                       ("truth", a.inputs.truth.path if a.inputs.truth else "")):
-        if f"dups:{side}" in parts:
-            dups = parts[f"dups:{side}"]
-            total = sum(int(d["__total"][0]) for d in dups)
-            first = _concat(dups).sort(a.ids).head(3)
-            keys = "; ".join(f"{_fmt_key(r, a.ids)} ({r['n']} rows)"
-                             for r in first.iter_rows(named=True))
-            raise InputDataError(
-                f"{file}: {total} duplicated key(s) in the {side}, e.g. {keys}",
-                hint="each id must appear once per file: deduplicate the file, or add the "
-                "missing key column to 'columns: {id: [...]}'",
-            )
-    if "counts" not in parts:
-        raise InputDataError(
-            "the inputs could not be evaluated: " + _concat(parts["error"])["message"][0],
-            hint="check the column types (evalcli validate CONFIG shows them)")
-    c = {k: int(v) for k, v in _concat(parts["counts"]).sum().row(0, named=True).items()}
-    checks, needed = row_checks(plan, a)
-    full = plan.task.join == "full" and a.truth_rows is not None
-    matched = c["matched"]
-    pred_n = c["pred_n"]
-    truth_n = c.get("truth_n", pred_n)
-    only_p, only_t = pred_n - matched, truth_n - matched
-    _no_rows_in_a_file(a, pred_n, truth_n)
-    if a.truth_rows is not None and not full and a.inputs.unmatched == "error" and (
-            only_p or only_t):
-        said = []
-        for n, side, file in ((only_p, "predictions", a.inputs.predictions.path),
-                              (only_t, "truth", a.inputs.truth.path if a.inputs.truth else "")):
-            if n:
-                first = _concat(parts[f"unmatched:{side}"]).sort(a.ids).head(3)
-                keys = "; ".join(_fmt_key(r, a.ids) for r in first.iter_rows(named=True))
-                said.append(f"{n} row(s) only in {file} (e.g. {keys})")
-        raise InputDataError(
-            "predictions and truth do not line up: " + ", ".join(said),
-            hint="fix the files, or set 'alignment: {unmatched: drop}' to evaluate the matched "
-            "rows only (the counts are reported)",
-        )
-    for role in needed:
-        n = c[f"null:{role}"]
-        if n and a.inputs.nulls == "error":
-            where = _where(a, _first(parts, f"first:null:{role}", a.ids), role)
-            raise InputDataError(
-                f"{a.role_file.get(role, '')}: {n} row(s) with a null or NaN "
-                f"{role} (column '{a.columns[role]}'), {where}",
-                hint="fill or remove them, or set 'alignment: {nulls: drop}' to skip such "
-                "rows (the count is reported)",
-            )
-    for name, check in checks.items():
-        n = c[f"check:{name}"]
-        if check.require_some and n == 0 and c["kept"]:
-            seen = _concat(parts[f"values:check:{name}"]) if f"values:check:{name}" in parts \
-                else pl.DataFrame({check.column: []})
-            raise InputDataError(
-                f"{a.role_file.get(check.column, '')}: {check.message}; "
-                f"{seen_values(seen, check.column, a.columns.get(check.column, check.column))}",
-                hint=check.hint)
-        if n and not check.require_some:
-            where = _where(a, _first(parts, f"first:check:{name}", a.ids), check.column)
-            raise InputDataError(
-                f"{a.role_file.get(check.column, '')}: {check.message}: {n} row(s), {where}",
-                hint=check.hint,
-            )
-    if "error" in parts:
-        raise InputDataError(
-            "the inputs could not be evaluated: " + _concat(parts["error"])["message"][0],
-            hint="check the column types (evalcli validate CONFIG shows them)")
-    if c["kept"] == 0:
-        raise _nothing_left(a, matched, only_p, only_t)
-    return AlignmentInfo(
-        matched=matched, only_in_predictions=only_p, only_in_truth=only_t,
-        unmatched_policy=a.inputs.unmatched, null_policy=a.inputs.nulls,
-        dropped_nulls=matched - c["kept"] if not full else 0,
-    )
-
-
-def combine_overall(stats: Mapping[str, Stat], parts: Mapping[str, list[pl.DataFrame]]
-                    ) -> dict[str, Any]:
-    """Statistics of the whole data from the partitions' partial statistics."""
-    out: dict[str, Any] = {}
-    aggs = [st for st in stats.values() if isinstance(st, AggStat)]
-    if aggs:
-        df = _concat(parts["agg"])
-        for st in aggs:
-            out[st.key] = _own(_combine(st, df, []).row(0, named=True), st)
-    for fs in (st for st in stats.values() if isinstance(st, FrameStat)):
-        out[fs.key] = fs.combine(_concat(parts[f"frame:{fs.key}"]), [])
-    return out
-
-
-def combine_segments(stats: Mapping[str, Stat], parts: Mapping[str, list[pl.DataFrame]],
-                     a: Aligned, overall: Mapping[str, Any]
-                     ) -> list[tuple[dict[str, Any], int, dict[str, Any]]]:
-    """Per-segment statistics, in the Polars engine's segment order."""
-    if not a.segments or "seg" not in parts:
-        return []
-    keys = [SEG + s for s in a.segments]
-    df = _concat(parts["seg"])
-    rows = df.group_by(keys).agg(pl.col("__rows").sum()).sort(keys, nulls_last=True)
-    per_stat: dict[str, dict[tuple[Any, ...], Any]] = {}
-    for st in stats.values():
-        if isinstance(st, AggStat):
-            combined = _combine(st, df, keys)
-            per_stat[st.key] = {tuple(r[k] for k in keys): _own(r, st)
-                                for r in combined.iter_rows(named=True)}
-        else:
-            frames = parts.get(f"segframe:{st.key}", [])
-            if frames:
-                merged = st.combine(_concat(frames), keys)
-                per_stat[st.key] = merged.partition_by(keys, as_dict=True, include_key=False)
-            else:
-                per_stat[st.key] = {}
-    out = []
-    for row in rows.iter_rows(named=True):
-        keyt = tuple(row[k] for k in keys)
-        seg_values: dict[str, Any] = {}
-        for st in stats.values():
-            got = per_stat[st.key].get(keyt)
-            if got is None and isinstance(st, FrameStat):
-                got = overall[st.key].clear()
-            seg_values[st.key] = got
-        out.append(({s: row[SEG + s] for s in a.segments}, int(row["__rows"]), seg_values))
-    return out
+    def run(self, plan: Plan, a: Aligned, extra: dict[str, Any] | None = None) -> Evaluated:
+        if self.opened is None:
+            raise RuntimeError("SparkEngine.run before prepare")
+        return run_spark(plan, a, self.opened, extra)
 
 
 def run_spark(plan: Plan, a: Aligned, si: SparkInputs, extra: dict[str, Any] | None = None
-              ) -> tuple[list[MetricResult], list[SegmentResult], AlignmentInfo, str]:
-    """Compute the plan on Spark; the same values as the Polars engine (``run_polars``)."""
-    ctx = run_context(plan, a)
-    stats = bind(plan, ctx)
-    for key, st in (extra or {}).items():
-        stats.setdefault(key, st)
+              ) -> Evaluated:
+    """Compute the plan on Spark; the same values as the in-process engine."""
+    return core.run(plan, a, "spark", lambda stats: compute(plan, a, si, stats), extra)
+
+
+def compute(plan: Plan, a: Aligned, si: SparkInputs, stats: Mapping[str, Stat]) -> Computed:
+    """Every statistic of the plan, per partition, combined on the driver; the input checked."""
     pred_cols, truth_cols = _prune(plan, a)
     frame = co_partitioned(si, plan, a, stats, pred_cols, truth_cols)
     job = PartitionJob(
@@ -899,17 +634,10 @@ def run_spark(plan: Plan, a: Aligned, si: SparkInputs, extra: dict[str, Any] | N
         inputs=replace(a.inputs, predictions=replace(a.inputs.predictions, frame=None),
                        truth=replace(a.inputs.truth, frame=None)
                        if a.inputs.truth is not None else None),
-        stats=stats, pred_cols=pred_cols, truth_cols=truth_cols,
+        stats=dict(stats), pred_cols=pred_cols, truth_cols=truth_cols,
         schema=_arrow_schema(frame, _timezone(si.spark)),
     )
     parts = collect_parts(frame, job)
-    alignment = verdict(a, plan, parts)  # raises unless some rows are left
-    overall = combine_overall(stats, parts)
-    segments = combine_segments(stats, parts, a, overall)
-    if extra is not None:
-        extra.update({key: overall[key] for key in extra})
-    results = values(plan, overall, ctx)
-    segs = [SegmentResult(key, rows, values(plan, st, ctx, segment=True))
-            for key, rows, st in segments]
-    return results, segs, alignment, "spark"
-
+    alignment = core.verdict(plan, a, parts)  # raises unless some rows are left
+    overall, segments = core.combine(stats, a, parts)
+    return Computed(overall, segments, alignment, "spark")

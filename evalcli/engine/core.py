@@ -1,0 +1,591 @@
+"""The engine core: what every engine runs on a part of the rows, and how the parts combine.
+
+An engine only decides where the parts come from: the in-process engine has one (the whole
+input, in memory or on Polars' streaming engine), the Spark engine one per partition. Then:
+
+1. :func:`partials`, on each part: the alignment (in memory, or by merging sorted inputs when
+   streaming), the null policy, the counts every rule needs and every statistic of the run
+   (each :class:`~evalcli.metrics.base.AggStat` fused into one aggregation, each
+   :class:`~evalcli.metrics.base.FrameStat` built, overall and per segment), all in one
+   ``collect_all``. Only when a rule is broken does it fetch the first offending rows. It
+   returns small named frames (a :data:`Part`).
+2. :func:`verdict`, on the driver: the first broken rule's error, in one order and one wording
+   whatever the engine and however many parts; else the alignment counts.
+3. :func:`combine`: each statistic's parts merged with its ``combine`` (one part's statistics
+   only have their exact sums turned into values), overall and per segment.
+4. :func:`values`: each metric's value from the combined statistics.
+
+:func:`run` is that path for an engine's ``compute``: the same statistics, errors and values
+on every engine, by construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple
+
+import polars as pl
+
+from evalcli.engine.align import NAME_CHARS, SEG, Aligned, materialize, sorted_merge
+from evalcli.engine.plan import Plan, bind
+from evalcli.errors import InputDataError, UserError, clip
+from evalcli.metrics import stats as stats_
+from evalcli.metrics.base import AbsentLabel, AggStat, Check, Context, FrameStat, Stat
+from evalcli.metrics.task import TaskInput
+from evalcli.result import AlignmentInfo, MetricResult, SegmentResult
+
+Part = dict[str, pl.DataFrame]
+"""What a part of the rows yields, by name. Always ``counts`` (one row: ``matched``,
+``null:<role>``, ``kept``, ``check:<name>``, ``pred_n``, ``truth_n``) unless the part could not
+be evaluated (``error``) or has duplicated keys (``dups:<side>``). The partial statistics:
+``agg`` and ``frame:<key>`` when the part kept rows, ``seg`` and ``segframe:<key>`` per segment.
+Where a rule is broken: ``unmatched:<side>`` (the first keys), ``first:<rule>`` (the first
+offending row), ``odd:<rule>`` and ``culprits:<rule>`` (for a text column: the first value that
+is not a number, and counts), ``values:<rule>`` (the values a column holds instead)."""
+
+SEEN = 20
+"""How many distinct values a message lists."""
+
+Explain = Callable[[Exception], UserError | None]
+"""The error behind a failed query when the engine can say more (a line of a file it read)."""
+
+
+@dataclass
+class Computed:
+    """Statistics by key, overall and per segment (key, rows, statistics), and what the checks
+    found."""
+
+    overall: dict[str, Any]
+    segments: list[tuple[dict[str, Any], int, dict[str, Any]]]
+    alignment: AlignmentInfo
+    engine: str
+
+
+class Evaluated(NamedTuple):
+    """A run's values: overall, per segment, the alignment counts and the engine's name."""
+
+    metrics: list[MetricResult]
+    segments: list[SegmentResult]
+    alignment: AlignmentInfo
+    engine: str
+
+
+def run_context(plan: Plan, a: Aligned, engine: str | None = None) -> Context:
+    """The context metrics see: the task, the roles, the options, the scanned side inputs
+    when options name files, and the engine when known, for statistics whose fastest plan
+    depends on it."""
+    return Context(plan.task.name, a.roles, plan.options, engine=engine, frames=a.side or {})
+
+
+def run(plan: Plan, a: Aligned, engine: str, compute: Callable[[dict[str, Stat]], Computed],
+        extra: dict[str, Any] | None = None) -> Evaluated:
+    """Compute the plan with an engine's ``compute`` (statistics by key -> :class:`Computed`).
+    ``extra`` maps keys to more statistics to compute in the same pass (e.g. curve points for
+    a report); their overall values replace them in ``extra``."""
+    ctx = run_context(plan, a, engine)
+    stats = bind(plan, ctx)
+    for key, st in (extra or {}).items():
+        stats.setdefault(key, st)
+    computed = compute(stats)
+    if extra is not None:
+        extra.update({key: computed.overall[key] for key in extra})
+    overall = values(plan, computed.overall, ctx)
+    segs = [SegmentResult(key, rows, values(plan, st, ctx, segment=True))
+            for key, rows, st in computed.segments]
+    return Evaluated(overall, segs, computed.alignment, engine)
+
+
+# --------------------------------------------------------------------------- the rules
+
+def bad_null(a: Aligned, role: str) -> pl.Expr:
+    """True on a row whose ``role`` is null (or NaN, for a float column)."""
+    col = pl.col(role)
+    bad = col.is_null()
+    if a.schema[role] in (pl.Float32, pl.Float64):
+        bad = bad | col.is_nan()
+    return bad
+
+
+def _weight_check() -> Check:
+    w = pl.col("weight").cast(pl.Float64, strict=False)
+    return Check("weight_nonnegative", "weight", lambda: (w < 0) | w.is_infinite(),
+                 "the weight column holds negative or infinite values",
+                 "weights must be finite and >= 0")
+
+
+def row_checks(plan: Plan, a: Aligned) -> tuple[dict[str, Check], list[str]]:
+    """The row rules of a run (the task's, the metrics', the weights') by name, and the roles
+    that must not be null."""
+    t = TaskInput(plan.options, a.roles, a.schema)
+    checks: dict[str, Check] = {c.name: c for c in plan.task.checks(t)}
+    for pm in plan.metrics:
+        for c in pm.metric.checks:
+            if c.column in a.roles:
+                checks.setdefault(c.name, c)
+    if "weight" in a.roles:
+        checks.setdefault("weight_nonnegative", _weight_check())
+    nullable = {r.name for r in plan.task.roles if r.nullable}
+    return checks, sorted(r for r in a.roles if r not in nullable)
+
+
+# --------------------------------------------------------------------------- one part
+
+def partials(plan: Plan, a: Aligned, stats: Mapping[str, Stat], *, streaming: bool = False,
+             whole: bool = True, explain: Explain | None = None) -> Part:
+    """Counts, partial statistics and (where a rule is broken) diagnostics of one part.
+
+    ``a`` is the part, aligned lazily; it is joined here in memory (:func:`materialize`), or,
+    ``streaming``, by merging inputs sorted by their key (:func:`sorted_merge`) on Polars'
+    streaming engine. ``whole``: the part is the whole input in its order, so that a message
+    may name a row by its place in the file. ``explain`` may turn a failed query into the
+    error to raise.
+    """
+    a = (sorted_merge if streaming else materialize)(a, plan.task.join)
+    engine: Literal["streaming", "auto"] = "streaming" if streaming else "auto"
+    checks, needed = row_checks(plan, a)
+    base = a.lf
+    if a.inputs.nulls == "drop" and needed:
+        filtered = base.filter(pl.all_horizontal([~bad_null(a, r) for r in needed]))
+    else:
+        filtered = base
+    norm = plan.task.normalize(filtered, TaskInput(plan.options, a.roles, a.schema))
+    seg_cols = [SEG + s for s in a.segments]
+    aggs = [st for st in stats.values() if isinstance(st, AggStat)]
+    frames = [st for st in stats.values() if isinstance(st, FrameStat)]
+    # exact sums add their row-level steps as columns first (see metrics.stats.Staging); in
+    # memory, the grids of sums placed at the data are found first (a pass over the frame
+    # that is cheaper than a nested aggregation, which would not stream)
+    with stats_.staged() as staging:
+        agg_exprs = [e for st in aggs for e in st.exprs()]
+    grids = None
+    if not streaming and staging.grids:
+        try:
+            grids = staging.grid_values(norm)
+        except (pl.exceptions.ComputeError, pl.exceptions.InvalidOperationError,
+                pl.exceptions.SchemaError):
+            grids = None  # bad data: the checks of the pass below say what is wrong
+    rows = staging.apply(norm, grids)
+
+    full = plan.task.join == "full" and a.truth_rows is not None
+    matched = (pl.col("__in_predictions") & pl.col("__in_truth")).sum() if full else pl.len()
+    tally: list[tuple[pl.LazyFrame, list[pl.Expr]]] = [
+        (base, [matched.alias("matched"),
+                *(bad_null(a, r).sum().alias(f"null:{r}") for r in needed)]),
+        (filtered, [pl.len().alias("kept"),
+                    *(c.violation().sum().alias(f"check:{n}") for n, c in checks.items())]),
+        (a.pred_rows, [pl.len().alias("pred_n")]),
+    ]
+    if a.truth_rows is not None:
+        tally.append((a.truth_rows, [pl.len().alias("truth_n")]))
+    counts = [lf.select(exprs) for lf, exprs in tally]
+    queries = [rows.select(agg_exprs)] if agg_exprs else []
+    queries += [fs.build(norm, []) for fs in frames]
+    if seg_cols:
+        queries.append(rows.group_by(seg_cols).agg([pl.len().alias("__rows"), *agg_exprs]))
+        queries += [fs.build(norm, seg_cols) for fs in frames]
+    try:
+        results = pl.collect_all([*counts, *queries], engine=engine)
+    except (pl.exceptions.ComputeError, pl.exceptions.InvalidOperationError,
+            pl.exceptions.SchemaError) as exc:
+        if "1:1 validation" in str(exc):
+            return _duplicates(a)
+        error = explain(exc) if explain is not None else None
+        if error is not None:
+            raise error from None
+        return _failed(a, tally, checks, needed, full, whole, exc)
+    count_row = _one_row(results[:len(counts)])
+    out = {"counts": count_row}
+    out.update(_diagnose(a, count_row.row(0, named=True), checks, needed, full, whole))
+    at = len(counts) + len(queries) - (1 + len(frames) if seg_cols else 0)
+    whole_res, seg_res = results[len(counts):at], results[at:]
+    # the values exact sums kept aside are fetched when any were counted (rare)
+    if int(count_row["kept"][0]) > 0:  # no partial statistics of no rows
+        if agg_exprs:
+            out["agg"] = staging.fetch_aside(rows, whole_res[0], (), engine)
+        for fs, df in zip(frames, whole_res[1 if agg_exprs else 0:], strict=True):
+            out[f"frame:{fs.key}"] = df
+    if seg_cols:
+        out["seg"] = staging.fetch_aside(rows, seg_res[0], seg_cols, engine) if agg_exprs \
+            else seg_res[0]
+        for fs, df in zip(frames, seg_res[1:], strict=True):
+            out[f"segframe:{fs.key}"] = df
+    return out
+
+
+def _one_row(counts: Sequence[pl.DataFrame]) -> pl.DataFrame:
+    return pl.concat([r.cast(pl.Int64) for r in counts], how="horizontal")
+
+
+def first_line(exc: BaseException) -> str:
+    """The first non-empty line of an error's text (at most 500 characters)."""
+    for line in str(exc).strip().splitlines():
+        if line.strip():
+            return line.strip()[:500]
+    return type(exc).__name__
+
+
+def _failed(a: Aligned, tally: Sequence[tuple[pl.LazyFrame, list[pl.Expr]]],
+            checks: Mapping[str, Check], needed: Sequence[str], full: bool, whole: bool,
+            exc: Exception) -> Part:
+    """A query failed on bad data: the error, and the counts and diagnostics that can be
+    computed (a broken rule may explain the failure; a rule that fails too is left out)."""
+    out = {"error": pl.DataFrame({"message": [first_line(exc)]})}
+    try:
+        row = _one_row(pl.collect_all([lf.select(exprs) for lf, exprs in tally]))
+    except pl.exceptions.PolarsError:
+        each = []
+        for lf, exprs in tally:
+            for e in exprs:
+                try:
+                    each.append(lf.select(e).collect())
+                except pl.exceptions.PolarsError:
+                    continue
+        if not each:
+            return out
+        row = _one_row(each)
+    out["counts"] = row
+    out.update(_diagnose(a, row.row(0, named=True), checks, needed, full, whole))
+    return out
+
+
+def _duplicates(a: Aligned) -> Part:
+    """Duplicated join keys of each side: their count and the first three."""
+    out: Part = {}
+    for side, lf in (("predictions", a.pred_rows), ("truth", a.truth_rows)):
+        if lf is None:
+            continue
+        dups = lf.group_by(a.ids).agg(pl.len().alias("n")).filter(pl.col("n") > 1)
+        first, total = pl.collect_all([dups.sort(a.ids).head(3), dups.select(pl.len())])
+        if first.height:
+            out[f"dups:{side}"] = first.with_columns(
+                pl.lit(int(total.item()), dtype=pl.Int64).alias("__total"))
+    return out or {"error": pl.DataFrame({"message": ["duplicated keys"]})}
+
+
+def _diagnose(a: Aligned, counts: Mapping[str, Any], checks: Mapping[str, Check],
+              needed: Sequence[str], full: bool, whole: bool) -> Part:
+    """The first offending rows of this part, only where a rule was broken."""
+    lazy: dict[str, pl.LazyFrame] = {}
+    if a.truth_rows is not None and not full and a.inputs.unmatched == "error":
+        for side, lf, other, n in (
+                ("predictions", a.pred_rows, a.truth_rows, counts.get("pred_n")),
+                ("truth", a.truth_rows, a.pred_rows, counts.get("truth_n"))):
+            if n is not None and "matched" in counts and n - counts["matched"]:
+                lazy[f"unmatched:{side}"] = lf.select(a.ids).join(
+                    other.select(a.ids), on=a.ids, how="anti").sort(a.ids).head(3)
+    if a.inputs.nulls == "error":
+        for role in needed:
+            if counts.get(f"null:{role}"):
+                lazy.update(_offending(a, f"null:{role}", bad_null(a, role), role, whole))
+    for name, c in checks.items():
+        if c.require_some:  # no row of this part meets it: the values it has instead
+            if counts.get(f"check:{name}") == 0:
+                lazy[f"values:check:{name}"] = a.lf.select(
+                    pl.col(c.column).unique().sort(nulls_last=True).head(SEEN + 1))
+        elif counts.get(f"check:{name}"):
+            lazy.update(_offending(a, f"check:{name}", c.violation(), c.column, whole))
+    if not lazy:
+        return {}
+    try:
+        return dict(zip(lazy, pl.collect_all(list(lazy.values())), strict=True))
+    except pl.exceptions.PolarsError:  # each on its own: what can be said is said
+        out: Part = {}
+        for name, lf in lazy.items():
+            try:
+                out[name] = lf.collect()
+            except pl.exceptions.PolarsError:
+                continue
+        return out
+
+
+def _offending(a: Aligned, rule: str, violation: pl.Expr, role: str, whole: bool
+               ) -> dict[str, pl.LazyFrame]:
+    """The first row breaking ``rule``: the first by key, else the first in the input (with
+    its place when the part is the ``whole`` input). For a text column, also the first value
+    that is not a number, and the counts that say whether the rule condemns every value (a
+    rule on a text column's type does; the row to show is then one whose value made the
+    reader type the column as text)."""
+    def first(cond: pl.Expr) -> pl.LazyFrame:
+        if a.ids:
+            cols = [*a.ids, role] if role not in a.ids else list(a.ids)
+            return a.lf.filter(cond).sort(a.ids).select(cols).head(1)
+        if whole:
+            return a.lf.with_row_index("__row").filter(cond).select("__row", role).head(1)
+        return a.lf.filter(cond).select(role).head(1)
+
+    out = {f"first:{rule}": first(violation)}
+    if a.schema.get(role) == pl.String:
+        col = pl.col(role)
+        odd = violation & col.is_not_null() & \
+            col.str.strip_chars().cast(pl.Float64, strict=False).is_null()
+        out[f"odd:{rule}"] = first(odd)
+        out[f"culprits:{rule}"] = a.lf.select(
+            violation.sum().cast(pl.Int64).alias("bad"),
+            col.is_not_null().sum().cast(pl.Int64).alias("values"),
+            odd.sum().cast(pl.Int64).alias("odd"))
+    return out
+
+
+# --------------------------------------------------------------------------- the verdict
+
+def _concat(frames: Sequence[pl.DataFrame]) -> pl.DataFrame:
+    return pl.concat(list(frames), how="vertical_relaxed")
+
+
+def _all(parts: Sequence[Part], name: str) -> list[pl.DataFrame]:
+    return [p[name] for p in parts if name in p]
+
+
+def fmt_key(row: Mapping[str, object], ids: Sequence[str]) -> str:
+    """A row's join key for a message: ``id=3`` or ``query='q1', item=7``."""
+    return ", ".join(f"{clip(c, NAME_CHARS)}={clip(repr(row[c]), 100)}" for c in ids)
+
+
+def _where(a: Aligned, parts: Sequence[Part], rule: str, role: str) -> str:
+    """Where ``rule`` is first broken: the row's key (or its line) and the offending value."""
+    name, note = f"first:{rule}", ""
+    culprits = _all(parts, f"culprits:{rule}")
+    if culprits:
+        c = _concat(culprits).sum().row(0, named=True)
+        if c["bad"] == c["values"] and 0 < c["odd"] < c["bad"]:
+            name, note = f"odd:{rule}", " (not a number)"
+    found = _all(parts, name)
+    if not found:
+        return ""
+    df = _concat(found)
+    order = list(a.ids) or (["__row"] if "__row" in df.columns else [])
+    first = df.sort(order).head(1) if order else df.head(1)
+    if first.height == 0:
+        return ""
+    r = first.row(0, named=True)
+    shown = f"{clip(a.columns.get(role, role), 60)}={clip(repr(r[role]))}{note}"
+    if a.ids:
+        return f"first at {fmt_key(r, a.ids)}: {shown}"
+    if "__row" in r:
+        return f"first at data row {r['__row'] + 1} (not counting the header): {shown}"
+    return f"e.g. {shown}"
+
+
+def seen_values(lf: pl.LazyFrame | pl.DataFrame, role: str, column: str, limit: int = SEEN
+                ) -> str:
+    """``the column 'c' holds: 'a', 'b', ...``: the distinct values of a role's column (the
+    first ``limit``, sorted), for a message.
+
+    >>> seen_values(pl.DataFrame({"label": ["b", "a", "b", None]}), "label", "y")
+    "the column 'y' holds: 'a', 'b', None"
+    """
+    vals = lf.lazy().select(pl.col(role).unique().sort(nulls_last=True).head(limit + 1)) \
+        .collect().get_column(role).to_list()
+    more = " ..." if len(vals) > limit else ""
+    return clip(f"the column '{column}' holds: "
+                + ", ".join(repr(v) for v in vals[:limit]) + more, 400)
+
+
+def verdict(plan: Plan, a: Aligned, parts: Sequence[Part]) -> AlignmentInfo:
+    """The first broken rule's error (duplicated keys, a file without rows, unmatched rows,
+    nulls, the task's and the metrics' checks, a query that failed, no row left), from the
+    parts' counts and diagnostics; else the alignment counts."""
+    files = {"predictions": a.inputs.predictions.path,
+             "truth": a.inputs.truth.path if a.inputs.truth else ""}
+    for side, file in files.items():
+        dups = _all(parts, f"dups:{side}")
+        if dups:
+            total = sum(int(d["__total"][0]) for d in dups)
+            first = _concat(dups).sort(a.ids).head(3)
+            keys = "; ".join(f"{fmt_key(r, a.ids)} ({r['n']} rows)"
+                             for r in first.iter_rows(named=True))
+            raise InputDataError(
+                f"{file}: {total} duplicated key(s) in the {side}, e.g. {keys}",
+                hint="each id must appear once per file: deduplicate the file, or add the "
+                "missing key column to 'columns: {id: [...]}'",
+            )
+    counted = _all(parts, "counts")
+    if not counted:
+        raise _could_not(a, parts)
+    c = _sums(counted)
+    if not {"matched", "pred_n", "kept"} <= c.keys():
+        raise _could_not(a, parts)
+    checks, needed = row_checks(plan, a)
+    full = plan.task.join == "full" and a.truth_rows is not None
+    matched, pred_n = c["matched"], c["pred_n"]
+    truth_n = c.get("truth_n", pred_n)
+    only_p, only_t = pred_n - matched, truth_n - matched
+    _no_rows_in_a_file(a, pred_n, truth_n)
+    if a.truth_rows is not None and not full and a.inputs.unmatched == "error" and (
+            only_p or only_t):
+        said = []
+        for only, side in ((only_p, "predictions"), (only_t, "truth")):
+            if only:
+                found = _all(parts, f"unmatched:{side}")
+                first = _concat(found).sort(a.ids).head(3) if found else pl.DataFrame()
+                keys = "; ".join(fmt_key(r, a.ids) for r in first.iter_rows(named=True))
+                said.append(f"{only} row(s) only in {files[side]} (e.g. {keys})")
+        raise InputDataError(
+            "predictions and truth do not line up: " + ", ".join(said),
+            hint="fix the files, or set 'alignment: {unmatched: drop}' to evaluate the matched "
+            "rows only (the counts are reported)",
+        )
+    for role in needed:
+        n = c.get(f"null:{role}")
+        if n and a.inputs.nulls == "error":
+            raise InputDataError(
+                f"{a.role_file.get(role, '')}: {n} row(s) with a null or NaN "
+                f"{role} (column '{a.columns[role]}'), {_where(a, parts, f'null:{role}', role)}",
+                hint="fill or remove them, or set 'alignment: {nulls: drop}' to skip such "
+                "rows (the count is reported)",
+            )
+    for name, check in checks.items():
+        n = c.get(f"check:{name}")
+        col = check.column
+        if check.require_some and n == 0 and c["kept"]:
+            found = _all(parts, f"values:check:{name}")
+            seen = seen_values(_concat(found) if found else pl.DataFrame({col: []}), col,
+                               a.columns.get(col, col))
+            raise InputDataError(f"{a.role_file.get(col, '')}: {check.message}; {seen}",
+                                 hint=check.hint)
+        if n and not check.require_some:
+            raise InputDataError(
+                f"{a.role_file.get(col, '')}: {check.message}: {n} row(s), "
+                f"{_where(a, parts, f'check:{name}', col)}",
+                hint=check.hint,
+            )
+    if _all(parts, "error"):
+        raise _could_not(a, parts)
+    if c["kept"] == 0:
+        raise _nothing_left(a, matched, only_p, only_t)
+    return AlignmentInfo(
+        matched=matched, only_in_predictions=only_p, only_in_truth=only_t,
+        unmatched_policy=a.inputs.unmatched, null_policy=a.inputs.nulls,
+        dropped_nulls=matched - c["kept"] if not full else 0,
+    )
+
+
+def _sums(counts: Sequence[pl.DataFrame]) -> dict[str, int]:
+    """The parts' counts added, by name (a count no part could compute is absent)."""
+    df = pl.concat(list(counts), how="diagonal_relaxed")
+    return {k: sum(v) for k in df.columns if (v := df.get_column(k).drop_nulls().to_list())}
+
+
+def _could_not(a: Aligned, parts: Sequence[Part]) -> InputDataError:
+    errors = _all(parts, "error")
+    said = _concat(errors)["message"][0] if errors else "no part of the rows was evaluated"
+    files = ", ".join(s.path for s in (a.inputs.predictions, a.inputs.truth) if s is not None)
+    return InputDataError(f"the inputs ({files}) could not be evaluated: {said}",
+                          hint="check the column types (evalcli validate CONFIG shows them)")
+
+
+def _no_rows_in_a_file(a: Aligned, pred_n: int, truth_n: int) -> None:
+    """A file with a header and no rows is bad input, not a report of undefined metrics."""
+    for n, src in ((pred_n, a.inputs.predictions), (truth_n, a.inputs.truth)):
+        if n == 0 and src is not None:
+            raise InputDataError(f"{src.path} has no data rows (a header only)",
+                                 hint="check that the file was written completely")
+
+
+def _nothing_left(a: Aligned, matched: int, only_p: int, only_t: int) -> InputDataError:
+    """Every row went: none matched between the files, or every one had a null."""
+    if matched == 0 and a.truth_rows is not None:
+        return InputDataError(
+            f"no rows to evaluate: no id of {a.inputs.predictions.path} matches one of "
+            f"{a.inputs.truth.path if a.inputs.truth else ''} ({only_p} only in predictions, "
+            f"{only_t} only in truth)",
+            hint=f"check that the id column(s) {', '.join(a.ids)} hold the same keys in both "
+            "files (same type, same formatting)",
+        )
+    return InputDataError(
+        f"no rows to evaluate: each of the {matched} row(s) has a null or NaN in a needed "
+        "column and 'nulls: drop' dropped them all",
+        hint="check the columns named under 'columns:'",
+    )
+
+
+# --------------------------------------------------------------------------- combining
+
+def _agg(st: AggStat, df: pl.DataFrame, keys: list[str]
+         ) -> dict[tuple[Any, ...], dict[str, Any]]:
+    """An AggStat's statistics per key from the partial rows of every part: its ``combine``
+    (a function, or column by column), exact sums turned into values."""
+    own = [c for c in df.columns if c.startswith(st.key + ".")]
+    part = df.select(*keys, *own)
+    if callable(st.combine):
+        part = st.combine(part, keys)
+    else:
+        part = stats_.combine_columns(part, keys, st.combine)
+    own = [c for c in part.columns if c.startswith(st.key + ".")]
+    return {tuple(row[k] for k in keys): stats_.finalize_row({c: row[c] for c in own})
+            for row in part.iter_rows(named=True)}
+
+
+def _table(fs: FrameStat, tables: Sequence[pl.DataFrame], keys: list[str]) -> pl.DataFrame:
+    """A FrameStat's table from the parts' tables: one part's table only has its exact sums
+    turned into values; several are merged by the statistic's ``combine``."""
+    if len(tables) == 1:
+        return stats_.finalize_frame(tables[0])
+    return fs.combine(_concat(tables), keys)
+
+
+def combine(stats: Mapping[str, Stat], a: Aligned, parts: Sequence[Part]
+            ) -> tuple[dict[str, Any], list[tuple[dict[str, Any], int, dict[str, Any]]]]:
+    """Statistics of the whole data, and per segment (in the order of the segments' values,
+    nulls last), from the parts' partial statistics."""
+    aggs = [st for st in stats.values() if isinstance(st, AggStat)]
+    frames = [st for st in stats.values() if isinstance(st, FrameStat)]
+    overall: dict[str, Any] = {}
+    if aggs:
+        df = _concat(_all(parts, "agg"))
+        for st in aggs:
+            overall[st.key] = _agg(st, df, [])[()]
+    for fs in frames:
+        overall[fs.key] = _table(fs, _all(parts, f"frame:{fs.key}"), [])
+    seg_parts = _all(parts, "seg")
+    if not a.segments or not seg_parts:
+        return overall, []
+    keys = [SEG + s for s in a.segments]
+    df = _concat(seg_parts)
+    per_stat: dict[str, dict[tuple[Any, ...], Any]] = {st.key: _agg(st, df, keys) for st in aggs}
+    for fs in frames:
+        tables = _all(parts, f"segframe:{fs.key}")
+        per_stat[fs.key] = _table(fs, tables, keys).partition_by(
+            keys, as_dict=True, include_key=False) if tables else {}
+    segments = []
+    rows = df.group_by(keys).agg(pl.col("__rows").sum()).sort(keys, nulls_last=True)
+    for row in rows.iter_rows(named=True):
+        keyt = tuple(row[k] for k in keys)
+        seg: dict[str, Any] = {}
+        for stat in stats.values():
+            got = per_stat[stat.key].get(keyt)
+            if got is None and isinstance(stat, FrameStat):
+                got = overall[stat.key].clear()
+            seg[stat.key] = got
+        segments.append(({s: row[SEG + s] for s in a.segments}, int(row["__rows"]), seg))
+    return overall, segments
+
+
+# --------------------------------------------------------------------------- values
+
+def values(plan: Plan, stats: Mapping[str, Any], ctx: Context, segment: bool = False
+           ) -> list[MetricResult]:
+    """Each planned metric's value from combined statistics (each sees only its own).
+
+    A parameter naming a class absent from the data is an error overall; in a ``segment``
+    that merely lacks the class, the metric's 0/0 convention applies (with a note)."""
+    out = []
+    for pm in plan.metrics:
+        own = {st.key: stats[st.key] for st in pm.metric.stats(pm.params, ctx)}
+        try:
+            mv = pm.metric.value(own, pm.params)
+        except AbsentLabel as exc:
+            if not segment:
+                raise
+            mv = exc.fallback
+        v = mv.value
+        if v is not None and (v != v):  # NaN is undefined, never a number to gate on
+            mv.notes.append("the value is not a number")
+            v = None
+        out.append(MetricResult(
+            id=pm.id, metric=pm.metric.name, family=pm.metric.family, params=dict(pm.params),
+            direction=pm.metric.direction, value=v, details=mv.details, notes=list(mv.notes),
+            gate=pm.gate,
+        ))
+    return out
