@@ -18,6 +18,7 @@ import io
 import itertools
 import math
 import re
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,8 +82,11 @@ def _frame(value: Any) -> pl.DataFrame | None:
     return pl.DataFrame(dict(value))
 
 
-def run_example(metric: Metric, monkeypatch: pytest.MonkeyPatch) -> list[Call]:
-    """Run ``metric.example`` as a doctest; fail with doctest's report; return its calls."""
+def run_example(metric: Metric, monkeypatch: pytest.MonkeyPatch,
+                tmp_path: Path | None = None) -> list[Call]:
+    """Run ``metric.example`` as a doctest; fail with doctest's report; return its calls.
+
+    The side files an example writes into ``tempfile.mkdtemp()`` go to ``tmp_path``."""
     assert metric.example.strip(), (
         f"{metric.family}/{metric.name} has no example: add example=\"\"\" >>> ... \"\"\" to its "
         "declaration (a doctest calling evalcli.evaluate on a few rows, see the others)")
@@ -96,6 +100,8 @@ def run_example(metric: Metric, monkeypatch: pytest.MonkeyPatch) -> list[Call]:
         return result
 
     monkeypatch.setattr(evalcli, "evaluate", recording)
+    if tmp_path is not None:
+        monkeypatch.setattr(tempfile, "mkdtemp", lambda *a, **k: str(tmp_path))
     name = f"{metric.family}/{metric.name}"
     test = doctest.DocTestParser().get_doctest(
         inspect.cleandoc(metric.example), {}, name, f"<example of {name}>", 0)
@@ -587,10 +593,10 @@ def _same(got: Any, want: Any) -> bool:
 
 
 @pytest.mark.parametrize("key", sorted(BUILTINS))
-def test_the_example_runs_and_shows_reference_values(key: str,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_example_runs_and_shows_reference_values(key: str, monkeypatch: pytest.MonkeyPatch,
+                                                     tmp_path: Path) -> None:
     metric = BUILTINS[key]
-    calls = run_example(metric, monkeypatch)
+    calls = run_example(metric, monkeypatch, tmp_path)
     assert key in REFERENCES, f"add a reference for {key}'s example to REFERENCES"
     for call in calls:
         want = REFERENCES[key](call)
