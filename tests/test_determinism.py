@@ -416,3 +416,22 @@ def test_exact_sum_per_group_and_tables_whatever_the_split(
             tables.append(stats.sum_by(partial, [], ["g"]).sort("g"))
     if tables:
         assert tables[0].equals(tables[1])  # the vectorized value: the same bits per split
+
+
+@pytest.mark.parametrize(("label", "prediction", "weight"), [
+    ([0.0, 0.0], [1.32, 0.0], [0.5, 0.0]),  # found by hypothesis: one row carries weight
+    ([3.0, 3.0, 3.0], [3.1, 3.1, 3.1], [1.0, 0.7, 2.3]),
+    ([1e9, 1e9], [1e9 + 0.3, 1e9 + 0.3], [1.0, 1.0]),
+])
+def test_a_constant_error_has_no_variance(label, prediction, weight):
+    """Var(e) comes from rounded per-row squares, so a constant error could leave a residue
+    that flips scikit-learn's force_finite rule on a constant target (1.0 becomes 0.0)."""
+    from sklearn.metrics import explained_variance_score
+
+    import evalcli
+
+    got = evalcli.evaluate(
+        {"task": "regression", "metrics": ["explained_variance"], "columns": {"weight": "w"}},
+        predictions={"label": label, "prediction": prediction, "w": weight}).values()
+    assert got["explained_variance"] == explained_variance_score(
+        label, prediction, sample_weight=weight) == 1.0

@@ -102,7 +102,9 @@ def _terms(weighted: bool) -> dict[str, tuple[pl.Expr, Scale, int]]:
     with a mean of 1e9 and a spread of 1e-3 it keeps every digit (a float Σy² would keep
     none), and it does not depend on a pivot, a split into parts or the order of the rows.
     The errors' sum of squares is left rounded per row: Var(e) only needs to be exact
-    relative to Var(y) (explained variance is 1 − Var(e)/Var(y), off by at most 2^-52·(1−R²)).
+    relative to Var(y) (explained variance is 1 − Var(e)/Var(y), off by at most 2^-52·(1−R²)),
+    except that it is exactly 0 when the error is constant (its smallest and largest value,
+    kept beside, are equal): a constant target then gives 1, as scikit-learn.
     """
     y, w = pl.col("label"), pl.col("weight")
     e = y - pl.col("prediction")
@@ -147,6 +149,10 @@ def _moment_exprs(weighted: bool) -> Callable[[], list[pl.Expr]]:
             pl.len().cast(F64).alias(f"{k}.n"),
             # the rows that carry weight: a zero weight is no row (a Poisson draw of 0)
             e.abs().filter(w > 0).max().alias(f"{k}.max_e"),
+            # the smallest and largest error: Var(e) is exactly 0 when they are equal (the
+            # rounded Σw·e² cannot tell a constant error from a small spread)
+            e.filter(w > 0).min().alias(f"{k}.lo_e"),
+            e.filter(w > 0).max().alias(f"{k}.hi_e"),
         ]
         # each sum's grid at its own scale (targets and errors have any unit)
         for name, (x, scale, limbs) in _terms(weighted).items():
@@ -207,20 +213,26 @@ def _combine_moments(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
         m = _part_moments(rows, df.columns)
         w, sy, sy2, se, se2 = m["w"], m["sy"], m["sy2"], m["se"], m["se2"]
         maxes = [r[f"{k}.max_e"] for r in rows if r[f"{k}.max_e"] is not None]
+        los = [r[f"{k}.lo_e"] for r in rows if r.get(f"{k}.lo_e") is not None]
+        his = [r[f"{k}.hi_e"] for r in rows if r.get(f"{k}.hi_e") is not None]
+        constant_e = bool(los) and min(los) == max(his)
         row: dict[str, Any] = dict(zip(keys, key, strict=True))
         row.update({
             f"{k}.w": to_float(w), f"{k}.n": m["n"],
             f"{k}.mean_y": to_float(sy / w) if w else math.nan,
             f"{k}.m2_y": to_float(sy2 - sy * sy / w) if w else 0.0,
             f"{k}.mean_e": to_float(se / w) if w else math.nan,
-            f"{k}.m2_e": to_float(se2 - se * se / w) if w else 0.0,
+            f"{k}.m2_e": to_float(se2 - se * se / w) if w and not constant_e else 0.0,
             f"{k}.sse": to_float(se2), f"{k}.sae": to_float(m["sae"]),
             f"{k}.sape": to_float(m["sape"]),
             f"{k}.max_e": max(maxes) if maxes else None,
+            f"{k}.lo_e": min(los) if los else None,
+            f"{k}.hi_e": max(his) if his else None,
         })
         out.append(row)
     schema = {c: pl.Float64 for c in (f"{k}.{n}" for n in (
-        "w", "n", "mean_y", "m2_y", "mean_e", "m2_e", "sse", "sae", "sape", "max_e"))}
+        "w", "n", "mean_y", "m2_y", "mean_e", "m2_e", "sse", "sae", "sape", "max_e", "lo_e",
+        "hi_e"))}
     return pl.DataFrame(out, schema={**df.select(keys).schema, **schema}) if out else \
         pl.DataFrame(schema={**df.select(keys).schema, **schema})
 
