@@ -176,6 +176,7 @@ def sum_metric(
     cutoff: str | None = None,
     range: tuple[float | None, float | None] = (None, None),
     checks: Sequence[Check] = (),
+    example: str = "",
 ) -> Metric:
     """Declare a metric that is a function of weighted sums over the aligned rows.
 
@@ -184,7 +185,8 @@ def sum_metric(
     pass, overall and per segment. ``value(s, params)`` gets the sums by name and returns a
     :class:`MetricValue`, a float, or ``None`` (undefined; prefer a MetricValue with a note).
     ``stat_params`` names the parameters the sums depend on (default: all), so that entries
-    differing only in other parameters share one statistic.
+    differing only in other parameters share one statistic. ``example`` is a doctest that
+    ``evalcli metrics show NAME`` prints (see :attr:`Metric.example`).
     """
     keyed = [p.name for p in params] if stat_params is None else list(stat_params)
     base = f"{family}.{name}"
@@ -207,7 +209,7 @@ def sum_metric(
         name=name, family=family, summary=summary, formula=formula, direction=direction,
         needs=_needs(needs), stats=stats, value=compute, params=tuple(params),
         conventions=conventions, peer=peer, aliases=tuple(aliases), cutoff=cutoff,
-        range=range, checks=tuple(checks),
+        range=range, checks=tuple(checks), example=example,
     )
 
 
@@ -232,6 +234,7 @@ def mean_metric(
     aliases: Sequence[str] = (),
     range: tuple[float | None, float | None] = (None, None),
     checks: Sequence[Check] = (),
+    example: str = "",
 ) -> Metric:
     """Declare the weighted mean of a row-level expression: ``Σ w·x / Σ w``.
 
@@ -256,5 +259,5 @@ def mean_metric(
         name, family, summary=summary, formula=formula, direction=direction, needs=needs,
         sums=sums, value=value, params=params, stat_params=stat_params,
         conventions=conventions or "Weighted by the weight column.", peer=peer,
-        aliases=aliases, range=range, checks=checks,
+        aliases=aliases, range=range, checks=checks, example=example,
     )
