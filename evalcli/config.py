@@ -32,8 +32,6 @@ from pydantic import (
 
 from evalcli.errors import ConfigError, clip, did_you_mean
 
-SCHEMA_VERSION = 1
-
 MAX_ALIAS_VALUES = 1_000
 """Values (scalars, lists and mappings) a config may reach through YAML aliases, all aliases
 together: an anchor reused a few times stays far below, an alias bomb is refused before it is

@@ -1,12 +1,40 @@
-"""What a run produces: plain data shared by the engine, the gates and the reports."""
+"""What a run produces: plain data shared by the engine, the gates and the reports, and its
+form as the JSON report (:func:`to_dict`, the machine-readable contract of DESIGN.md's
+"User-facing contract", versioned by :data:`SCHEMA_VERSION`).
+
+Nothing here imports a report writer or the config: the writers and the decisions
+(:mod:`evalcli.decide`) read these types.
+"""
 
 from __future__ import annotations
 
+import math
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from evalcli._version import __version__
+
 if TYPE_CHECKING:
     import polars as pl
+
+SCHEMA_VERSION = 1
+"""The version of the JSON report's layout; reports compare only within one version."""
+
+
+def display_path(path: str) -> str:
+    """A path as people read it: relative to the working directory when it lies below it.
+
+    >>> display_path("https://host/x.parquet")
+    'https://host/x.parquet'
+    """
+    if "://" in path or not os.path.isabs(path):
+        return path
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if rel.startswith("..") else rel
 
 
 @dataclass
@@ -125,8 +153,6 @@ class RunResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report as Python data (what ``--format json`` prints)."""
-        from evalcli.report.json import to_dict
-
         return to_dict(self)
 
     def to_polars(self, *, segments: bool = False) -> pl.DataFrame:
@@ -158,3 +184,76 @@ class RunResult:
         return pl.concat([keys, body], how="horizontal")
 
     to_frame = to_polars
+
+
+# --------------------------------------------------------------------------- the JSON report
+
+def _clean(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, dict):
+        return {str(k): _clean(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [_clean(x) for x in v]
+    return v
+
+
+def metric_dict(m: MetricResult) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": m.id,
+        "metric": m.metric,
+        "params": m.params,
+        "direction": m.direction,
+        "value": m.value,
+    }
+    if m.details:
+        out["details"] = m.details
+    if m.notes:
+        out["notes"] = m.notes
+    if m.gate is not None:
+        out["gate"] = m.gate.to_dict()
+        out["passed"] = m.passed
+        if m.failure:
+            out["failure"] = m.failure
+    return out
+
+
+def to_dict(r: RunResult) -> dict[str, Any]:
+    """The JSON report of a run as Python data: non-finite numbers become ``None``."""
+    inputs: dict[str, Any] = {
+        "predictions": {"path": display_path(r.predictions.path), "rows": r.predictions.rows,
+                        "columns": r.predictions.columns},
+    }
+    if r.truth is not None:
+        inputs["truth"] = {"path": display_path(r.truth.path), "rows": r.truth.rows,
+                           "columns": r.truth.columns}
+    a = r.alignment
+    out: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "evalcli", "version": __version__},
+        "task": r.task,
+        "engine": r.engine,
+        "options": r.options,
+        "inputs": inputs,
+        "alignment": {
+            "matched": a.matched,
+            "only_in_predictions": a.only_in_predictions,
+            "only_in_truth": a.only_in_truth,
+            "unmatched_policy": a.unmatched_policy,
+            "dropped_nulls": a.dropped_nulls,
+            "null_policy": a.null_policy,
+            **a.extra,
+        },
+        "gating": r.gating,
+        "passed": r.passed,
+        "failures": r.failures,
+        "metrics": [metric_dict(m) for m in r.metrics],
+    }
+    if r.group_by:
+        out["group_by"] = r.group_by
+        out["segments"] = [
+            {"key": s.key, "rows": s.rows, "metrics": [metric_dict(m) for m in s.metrics]}
+            for s in r.segments
+        ]
+    out.update(r.extra)
+    return _clean(out)  # type: ignore[no-any-return]

@@ -188,7 +188,7 @@ def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
 def compare_baseline(result: RunResult, cfg: Config) -> None:
     """Diff the result with the config's baseline report; its gate failures join the run's."""
     from evalcli.diff import ChangeGate, Gates, diff_reports, load_report
-    from evalcli.report.json import to_dict
+    from evalcli.result import to_dict
 
     b = cfg.baseline
     if b is None:

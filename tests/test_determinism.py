@@ -34,7 +34,7 @@ from hypothesis import strategies as st
 
 from evalcli.config import parse_config
 from evalcli.metrics import stats
-from evalcli.report.json import to_dict
+from evalcli.result import to_dict
 from evalcli.runner import run_config
 
 N = 5000

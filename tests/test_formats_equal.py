@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 
 from evalcli.config import parse_config
-from evalcli.report.json import to_dict
+from evalcli.result import to_dict
 from evalcli.runner import run_config
 
 BINARY_METRICS = ["accuracy", "precision", "recall", "f1", "mcc", "auroc", "auprc",

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from sklearn import metrics as skm
 from sklearn.preprocessing import MultiLabelBinarizer
 
-from evalcli.report.json import to_dict
+from evalcli.result import to_dict
 from evalcli.runner import run_path
 from tests._multiclass_multilabel import by_id, run, values
 from tests.conftest import CONFIGS

@@ -16,8 +16,15 @@ from evalcli._version import __version__
 from evalcli.diff import ChangeGate, Gates, diff_reports
 from evalcli.gates import evaluate_gates
 from evalcli.report import ReportFormat, render
-from evalcli.report.json import to_dict
-from evalcli.result import AlignmentInfo, Gate, InputInfo, MetricResult, RunResult, SegmentResult
+from evalcli.result import (
+    AlignmentInfo,
+    Gate,
+    InputInfo,
+    MetricResult,
+    RunResult,
+    SegmentResult,
+    to_dict,
+)
 
 GOLDEN = Path(__file__).parent / "golden"
 

@@ -21,8 +21,7 @@ import yaml
 
 from evalcli.config import parse_config
 from evalcli.errors import ConfigError, InputDataError, MetricError, UserError
-from evalcli.report.json import to_dict
-from evalcli.result import RunResult
+from evalcli.result import RunResult, to_dict
 from evalcli.runner import run_config
 
 pytestmark = pytest.mark.spark

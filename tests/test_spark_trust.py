@@ -33,7 +33,7 @@ import yaml
 
 from evalcli.config import SparkSettings, parse_config
 from evalcli.errors import ConfigError
-from evalcli.report.json import to_dict
+from evalcli.result import to_dict
 from evalcli.runner import run_config
 
 pytestmark = pytest.mark.spark

@@ -368,7 +368,6 @@ TICKS = "x`` <img src=y onerror=alert(5)> ``y"
 def _hostile_result() -> tuple[RunResult, Diff]:
     from evalcli.diff import ChangeGate, Gates, diff_reports
     from evalcli.gates import evaluate_gates
-    from evalcli.report.json import to_dict
     from evalcli.result import (
         AlignmentInfo,
         Gate,
@@ -376,6 +375,7 @@ def _hostile_result() -> tuple[RunResult, Diff]:
         MetricResult,
         RunResult,
         SegmentResult,
+        to_dict,
     )
 
     def m(id_: str, value: float | None, gate: Gate | None = None,

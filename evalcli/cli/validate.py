@@ -28,7 +28,7 @@ def validate(
 
     from evalcli.config import load_config
     from evalcli.metrics.registry import on_plugin_file
-    from evalcli.report import display_path
+    from evalcli.result import display_path
     from evalcli.runner import prepare, segment_gates
 
     cfg = load_config(config)

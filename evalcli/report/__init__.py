@@ -7,7 +7,6 @@ per-query table) are checked and written all-or-none by :mod:`evalcli.report.out
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
@@ -119,21 +118,6 @@ def alignment_facts(r: RunResult) -> list[str]:
     out.append(f"rows evaluated: {a.matched - a.dropped_nulls:,}"
                + (f" (dropped for nulls: {a.dropped_nulls:,})" if a.dropped_nulls else ""))
     return out
-
-
-def display_path(path: str) -> str:
-    """A path as people read it: relative to the working directory when it lies below it.
-
-    >>> display_path("https://host/x.parquet")
-    'https://host/x.parquet'
-    """
-    if "://" in path or not os.path.isabs(path):
-        return path
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:  # another drive (Windows)
-        return path
-    return path if rel.startswith("..") else rel
 
 
 def write(result: RunResult, path: Path, fmt: ReportFormat | None = None) -> None:

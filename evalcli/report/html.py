@@ -17,10 +17,9 @@ from html import escape
 from typing import Any
 
 from evalcli._version import __version__
-from evalcli.config import SCHEMA_VERSION
 from evalcli.report import format_signed
 from evalcli.report.markdown import CHANGE, fmt, gate_count
-from evalcli.result import MetricResult, RunResult
+from evalcli.result import SCHEMA_VERSION, MetricResult, RunResult
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 MAX_SEGMENT_ROWS = 200
@@ -386,7 +385,7 @@ def _baseline(d: Mapping[str, Any]) -> str:
 
 def _inputs(r: RunResult) -> str:
     from evalcli.report import alignment_facts
-    from evalcli.report import display_path as _path
+    from evalcli.result import display_path as _path
 
     items = [f"predictions: <code>{escape(_path(r.predictions.path))}</code>"
              + (f" ({r.predictions.rows:,} rows)" if r.predictions.rows is not None else "")]

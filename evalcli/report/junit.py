@@ -15,8 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalcli._version import __version__
-from evalcli.config import SCHEMA_VERSION
-from evalcli.result import MetricResult, RunResult
+from evalcli.result import SCHEMA_VERSION, MetricResult, RunResult
 
 
 def _num(v: float | None) -> str:

@@ -17,9 +17,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from evalcli._version import __version__
-from evalcli.config import SCHEMA_VERSION
 from evalcli.report import alignment_facts, format_signed, format_value
-from evalcli.result import MetricResult, RunResult
+from evalcli.result import SCHEMA_VERSION, MetricResult, RunResult
 
 MAX_SEGMENT_ROWS = 50
 """Segments listed in the Markdown table (a pull-request comment has a size limit)."""
@@ -230,7 +229,7 @@ def inputs_section(r: RunResult) -> list[str]:
 
 
 def _rel(p: str) -> str:
-    from evalcli.report import display_path
+    from evalcli.result import display_path
 
     return display_path(p)
 
