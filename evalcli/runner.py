@@ -5,16 +5,18 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evalcli.config import Baseline, Config, InputSpec, MetricEntry, load_config
 from evalcli.engine.align import Aligned, Inputs, align
 from evalcli.engine.base import Engine, choose_engine
+from evalcli.engine.core import run_context
 from evalcli.engine.plan import Plan, check_roles, default_metrics, make_plan
 from evalcli.errors import ConfigError
 from evalcli.gates import EVERY, evaluate_gates, normalize_label
 from evalcli.io import Source, input_path
 from evalcli.metrics.registry import Registry, get_registry, warn_broken
+from evalcli.metrics.task import Asks
 from evalcli.report.outputs import Targets, check_targets, write_all
 from evalcli.result import Gate, InputInfo, RunResult
 
@@ -135,21 +137,24 @@ def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
     The config's ``per_query`` table is written (checked before the run) unless
     ``write_per_query`` is false: the CLI then writes it with its other outputs, all or none.
     """
-    from evalcli.curves import curves_from, display_stats
-
     say = progress or (lambda _msg: None)
     targets = output_targets(cfg) if write_per_query and cfg.per_query is not None else None
     say("reading the inputs' schemas and aligning them")
     prep = prepare(cfg, frames)
     seg_gates = segment_gates(cfg, prep.plan)
-    extra: dict[str, Any] | None = None
-    if curves or cfg.curves is not None:
-        extra = dict(display_stats(cfg.task, prep.aligned.roles, prep.plan.options))
-    ranking_extra = _ranking_extras(cfg, prep)
-    if ranking_extra:
-        extra = {**(extra or {}), **ranking_extra}
+    task = prep.plan.task
+    asks = Asks(curves=curves or cfg.curves is not None, per_query=cfg.per_query is not None)
+    if asks.per_query and not task.per_query:
+        able = [t.name for t in prep.registry.tasks.values() if t.per_query]
+        raise ConfigError(
+            f"per_query: per-query values are written for the {', '.join(able)} "
+            f"task{'s' if len(able) > 1 else ''} (this run: task {cfg.task})",
+            hint="drop per_query (--per-query)")
+    ctx = run_context(prep.plan, prep.aligned, prep.engine.name)
+    extra = dict(task.extras(ctx, [(pm.id, pm.metric, pm.params) for pm in prep.plan.metrics],
+                             asks))
     say(f"computing {len(prep.plan.metrics)} metric(s) in one pass")
-    metrics, segments, alignment, engine = prep.engine.run(prep.plan, prep.aligned, extra)
+    metrics, segments, alignment, engine = prep.engine.run(prep.plan, prep.aligned, extra, ctx)
     a = prep.aligned
     truth_cols = {r: c for r, c in a.columns.items() if a.role_file.get(r) == a.inputs.truth.path} \
         if a.inputs.truth else {}
@@ -169,10 +174,10 @@ def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
         gating=gating,
         unused_columns=dict(a.unused),
     )
-    if ranking_extra and extra is not None:
-        _finish_ranking(cfg, {k: extra.pop(k) for k in ranking_extra}, result)
-    if extra:
-        result.curves = curves_from(extra)
+    added = task.finish(extra, asks)
+    result.alignment.extra.update(added.alignment)
+    result.per_query = added.per_query
+    result.curves = added.curves
     evaluate_gates(result, seg_gates)
     if cfg.baseline is not None:
         say("comparing with the baseline")
@@ -201,37 +206,6 @@ def compare_baseline(result: RunResult, cfg: Config) -> None:
     result.extra["baseline"] = d.to_dict()
     result.failures += d.failures
     result.passed = not result.failures if result.gating else True
-
-
-def _ranking_extras(cfg: Config, prep: Prepared) -> dict[str, Any]:
-    """What a ranking run adds to its one pass: query-level alignment counts, and each query's
-    metric values when ``per_query`` asks for them."""
-    if cfg.per_query is not None and cfg.task != "ranking":
-        raise ConfigError(
-            f"per_query: per-query values are written for the ranking task "
-            f"(this run: task {cfg.task})", hint="drop per_query (--per-query)")
-    if cfg.task != "ranking":
-        return {}
-    from evalcli.engine.core import run_context
-    from evalcli.metrics.ranking_core import run_extras
-
-    metrics = [(pm.id, pm.metric, pm.params) for pm in prep.plan.metrics]
-    return dict(run_extras(metrics, run_context(prep.plan, prep.aligned),
-                           cfg.per_query is not None))
-
-
-def _finish_ranking(cfg: Config, computed: Mapping[str, Any], result: RunResult) -> None:
-    from evalcli.metrics.ranking_core import (
-        PER_QUERY,
-        QUERIES,
-        Q,
-        per_query_output,
-        query_counts,
-    )
-
-    result.alignment.extra.update(query_counts(computed[QUERIES]))
-    if cfg.per_query is not None:  # sorted: engine spark gathers the queries by partition
-        result.per_query = per_query_output(computed[PER_QUERY]).sort(Q, nulls_last=True)
 
 
 def input_paths(cfg: Config) -> list[str]:

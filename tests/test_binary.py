@@ -521,3 +521,36 @@ def test_the_three_ways_to_count_per_score_agree(rows: list[tuple[float, int]]) 
     for t in tables:
         assert t.get_column("score").to_list() == sorted(expected, reverse=True)
         assert {r[0]: [r[1], r[2]] for r in t.rows()} == expected
+
+
+def test_curve_metrics_share_one_computation_per_run_and_runs_share_nothing(monkeypatch):
+    """The curve metrics of a run read the curve areas computed once (the run's memo); nothing
+    a run computed outlives it, and a second run in the same process, on other rows, computes
+    its own."""
+    import gc
+    import weakref
+
+    import evalcli
+    from evalcli.metrics import binary
+
+    tables: list[weakref.ref[pl.DataFrame]] = []
+    areas = binary._areas
+
+    def counted(table: pl.DataFrame) -> dict[str, object]:
+        tables.append(weakref.ref(table))
+        return areas(table)
+
+    monkeypatch.setattr(binary, "_areas", counted)
+    cfg = {"task": "binary", "metrics": ["auroc", "auprc", "average_precision", "peak_f1"]}
+    scores = [0.9, 0.8, 0.3, 0.1]
+    first = evalcli.evaluate(cfg, predictions={"label": [1, 0, 1, 0], "score": scores}).values()
+    assert len(tables) == 1
+    gc.collect()
+    assert tables[0]() is None  # the run's table of counts went with the run
+    second = evalcli.evaluate(cfg, predictions={"label": [0, 1, 0, 1], "score": scores}).values()
+    assert len(tables) == 2
+    for labels, got in (([1, 0, 1, 0], first), ([0, 1, 0, 1], second)):
+        assert got["auroc"] == pytest.approx(skm.roc_auc_score(labels, scores))
+        assert got["average_precision"] == pytest.approx(
+            skm.average_precision_score(labels, scores))
+    assert (first["peak_f1"], second["peak_f1"]) == (pytest.approx(0.8), pytest.approx(2 / 3))

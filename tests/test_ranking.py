@@ -339,3 +339,52 @@ def test_ids_typed_differently_join_as_text(tmp_path):
     t = pl.DataFrame({"query": ["1"], "item": ["10"], "relevance": [1]})
     got = evaluate(tmp_path, p, t, ["mrr"])
     assert got["mrr"].value == pytest.approx(0.5)
+
+
+# --------------------------------------------------------------------------- one run's memo
+
+def test_runs_share_their_frames_within_a_run_and_nothing_between_runs(monkeypatch):
+    """The ranked frame is built once per run whatever the number of metrics reading it (the
+    run's memo); nothing a run derived outlives it, and two runs in one process on other rows
+    each get their own values."""
+    import gc
+    import weakref
+
+    import evalcli
+    from evalcli.metrics import ranking_core
+
+    inputs: list[weakref.ref[pl.LazyFrame]] = []
+    ranked = ranking_core._ranked
+
+    def counted(lf: pl.LazyFrame, *args: object) -> pl.LazyFrame:
+        inputs.append(weakref.ref(lf))
+        return ranked(lf, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ranking_core, "_ranked", counted)
+    cfg = {"task": "ranking", "metrics": ["ndcg@2", "map@2", "mrr", "precision@1"]}
+    truth = {"query": [1, 2], "item": ["a", "c"]}
+    first = evalcli.evaluate(cfg, predictions={"query": [1, 2], "item": [["a", "b"], ["c", "d"]]},
+                             truth=truth).values()
+    assert len(inputs) == 1
+    gc.collect()
+    assert inputs[0]() is None  # the run's frames went with the run
+    second = evalcli.evaluate(cfg, predictions={"query": [1, 2],
+                                                "item": [["b", "a"], ["d", "c"]]},
+                              truth=truth).values()
+    assert len(inputs) == 2
+    assert first == {"ndcg@2": 1.0, "map@2": 1.0, "mrr": 1.0, "precision@1": 1.0}
+    assert second == {"ndcg@2": pytest.approx(1 / math.log2(3)), "map@2": 0.5, "mrr": 0.5,
+                      "precision@1": 0.0}
+
+
+def test_a_context_sent_to_another_process_has_an_empty_memo():
+    """Spark pickles the statistics (and the context their closures hold) to its executors:
+    the memo arrives empty, each partition derives its own frames."""
+    import pickle
+
+    from evalcli.metrics.base import Context
+
+    ctx = Context("ranking", frozenset({"query", "item"}))
+    ctx.memo.get(ctx, ("x",), lambda: 1)
+    assert len(ctx.memo) == 1
+    assert len(pickle.loads(pickle.dumps(ctx)).memo) == 0

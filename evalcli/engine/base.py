@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from evalcli.engine.align import Aligned, Inputs
     from evalcli.engine.core import Evaluated
     from evalcli.engine.plan import Plan
-    from evalcli.metrics.base import Metric
+    from evalcli.metrics.base import Context, Metric
 
 STREAMING_BYTES = 2 * 1024**3
 """Inputs larger than this (on disk) run on Polars' streaming engine when engine is auto."""
@@ -37,9 +37,11 @@ class Engine(Protocol):
         """Whether ``metric`` runs here (a config listing no metrics gets those that do)."""
         ...
 
-    def run(self, plan: Plan, a: Aligned, extra: dict[str, Any] | None = None) -> Evaluated:
+    def run(self, plan: Plan, a: Aligned, extra: dict[str, Any] | None = None,
+            ctx: Context | None = None) -> Evaluated:
         """The plan's values over the aligned inputs. ``extra`` maps keys to more statistics
-        to compute in the same pass; their overall values replace them in ``extra``."""
+        to compute in the same pass; their overall values replace them in ``extra``. ``ctx``:
+        the run's context, if the caller made it (see :func:`evalcli.engine.core.run`)."""
         ...
 
 

@@ -31,7 +31,15 @@ from evalcli.engine.align import NAME_CHARS, SEG, Aligned, materialize, sorted_m
 from evalcli.engine.plan import Plan, bind
 from evalcli.errors import InputDataError, UserError, clip
 from evalcli.metrics import stats as stats_
-from evalcli.metrics.base import AbsentLabel, AggStat, Check, Context, FrameStat, Stat
+from evalcli.metrics.base import (
+    AbsentLabel,
+    AggStat,
+    Check,
+    Context,
+    FrameStat,
+    Stat,
+    Statistics,
+)
 from evalcli.metrics.task import TaskInput
 from evalcli.result import AlignmentInfo, MetricResult, SegmentResult
 
@@ -74,16 +82,17 @@ class Evaluated(NamedTuple):
 def run_context(plan: Plan, a: Aligned, engine: str | None = None) -> Context:
     """The context metrics see: the task, the roles, the options, the scanned side inputs
     when options name files, and the engine when known, for statistics whose fastest plan
-    depends on it."""
+    depends on it; with a new memo (one context per run)."""
     return Context(plan.task.name, a.roles, plan.options, engine=engine, frames=a.side or {})
 
 
 def run(plan: Plan, a: Aligned, engine: str, compute: Callable[[dict[str, Stat]], Computed],
-        extra: dict[str, Any] | None = None) -> Evaluated:
+        extra: dict[str, Any] | None = None, ctx: Context | None = None) -> Evaluated:
     """Compute the plan with an engine's ``compute`` (statistics by key -> :class:`Computed`).
     ``extra`` maps keys to more statistics to compute in the same pass (e.g. curve points for
-    a report); their overall values replace them in ``extra``."""
-    ctx = run_context(plan, a, engine)
+    a report); their overall values replace them in ``extra``. ``ctx`` is the run's context
+    when the caller made it (the one its ``extra`` were made with: they share its memo)."""
+    ctx = ctx if ctx is not None else run_context(plan, a, engine)
     stats = bind(plan, ctx)
     for key, st in (extra or {}).items():
         stats.setdefault(key, st)
@@ -572,7 +581,8 @@ def values(plan: Plan, stats: Mapping[str, Any], ctx: Context, segment: bool = F
     that merely lacks the class, the metric's 0/0 convention applies (with a note)."""
     out = []
     for pm in plan.metrics:
-        own = {st.key: stats[st.key] for st in pm.metric.stats(pm.params, ctx)}
+        own = Statistics({st.key: stats[st.key] for st in pm.metric.stats(pm.params, ctx)},
+                         ctx.memo)
         try:
             mv = pm.metric.value(own, pm.params)
         except AbsentLabel as exc:

@@ -19,7 +19,7 @@ from evalcli.engine.align import Aligned, Inputs
 from evalcli.engine.core import Computed, Evaluated
 from evalcli.engine.plan import Plan
 from evalcli.errors import UserError
-from evalcli.metrics.base import Metric, Stat
+from evalcli.metrics.base import Context, Metric, Stat
 
 
 @dataclass
@@ -35,14 +35,15 @@ class PolarsEngine:
     def runs(self, metric: Metric) -> bool:
         return True  # every metric is written in Polars
 
-    def run(self, plan: Plan, a: Aligned, extra: dict[str, Any] | None = None) -> Evaluated:
-        return run_polars(plan, a, self.name, extra)
+    def run(self, plan: Plan, a: Aligned, extra: dict[str, Any] | None = None,
+            ctx: Context | None = None) -> Evaluated:
+        return run_polars(plan, a, self.name, extra, ctx)
 
 
-def run_polars(plan: Plan, a: Aligned, engine: str, extra: dict[str, Any] | None = None
-               ) -> Evaluated:
+def run_polars(plan: Plan, a: Aligned, engine: str, extra: dict[str, Any] | None = None,
+               ctx: Context | None = None) -> Evaluated:
     """Compute the plan in this process (``engine``: ``polars`` or ``streaming``)."""
-    return core.run(plan, a, engine, lambda stats: compute(plan, a, stats, engine), extra)
+    return core.run(plan, a, engine, lambda stats: compute(plan, a, stats, engine), extra, ctx)
 
 
 def compute(plan: Plan, a: Aligned, stats: Mapping[str, Stat], engine: str) -> Computed:

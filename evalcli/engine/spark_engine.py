@@ -44,7 +44,7 @@ from evalcli.engine.plan import Plan
 from evalcli.errors import ConfigError, InputDataError, UserError
 from evalcli.io import Source
 from evalcli.io.readers import check_source, detect_format, scan
-from evalcli.metrics.base import Metric, Stat
+from evalcli.metrics.base import Context, Metric, Stat
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -613,16 +613,17 @@ class SparkEngine:
     def runs(self, metric: Metric) -> bool:
         return "spark" in metric.engines
 
-    def run(self, plan: Plan, a: Aligned, extra: dict[str, Any] | None = None) -> Evaluated:
+    def run(self, plan: Plan, a: Aligned, extra: dict[str, Any] | None = None,
+            ctx: Context | None = None) -> Evaluated:
         if self.opened is None:
             raise RuntimeError("SparkEngine.run before prepare")
-        return run_spark(plan, a, self.opened, extra)
+        return run_spark(plan, a, self.opened, extra, ctx)
 
 
-def run_spark(plan: Plan, a: Aligned, si: SparkInputs, extra: dict[str, Any] | None = None
-              ) -> Evaluated:
+def run_spark(plan: Plan, a: Aligned, si: SparkInputs, extra: dict[str, Any] | None = None,
+              ctx: Context | None = None) -> Evaluated:
     """Compute the plan on Spark; the same values as the in-process engine."""
-    return core.run(plan, a, "spark", lambda stats: compute(plan, a, si, stats), extra)
+    return core.run(plan, a, "spark", lambda stats: compute(plan, a, si, stats), extra, ctx)
 
 
 def compute(plan: Plan, a: Aligned, si: SparkInputs, stats: Mapping[str, Stat]) -> Computed:

@@ -26,13 +26,14 @@ import math
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from evalcli.errors import MetricError, clip, did_you_mean
 
 if TYPE_CHECKING:
     import polars as pl
 
+T = TypeVar("T")
 Direction = Literal["higher", "lower"]
 ParamValue = int | float | str | bool | tuple[Any, ...] | None
 Params = Mapping[str, Any]
@@ -240,7 +241,65 @@ def absent_label(param: str, label: Any, known: Sequence[Any], fallback: MetricV
 
 
 StatValues = Mapping[str, Any]
-"""Combined statistics by key: a ``dict`` of floats for an AggStat, a DataFrame for a FrameStat."""
+"""Combined statistics by key: a ``dict`` of floats for an AggStat, a DataFrame for a FrameStat.
+The engine passes a :class:`Statistics`, which also carries the run's :class:`Memo`."""
+
+
+class Memo:
+    """What a run derives once and shares: a frame that several statistics build on (ranking's
+    ranked frame), values that several metrics read from one statistic (binary's curve areas).
+
+    One memo per run: the engine's context for the run (:attr:`Context.memo`) makes it, and it
+    goes with the run, so nothing a run derived reaches another run. An entry is found by the
+    object it derives from (held by the memo, so its identity is not reused while the memo
+    lives) and a key of the caller's. A memo sent to another process (the Spark engine's
+    partitions) arrives empty.
+
+    >>> memo, calls = Memo(), []
+    >>> table = [1, 2, 3]
+    >>> def total():
+    ...     calls.append(1)
+    ...     return sum(table)
+    >>> memo.get(table, ("sum",), total), memo.get(table, ("sum",), total), len(calls)
+    (6, 6, 1)
+    >>> memo.get([1, 2, 3], ("sum",), total), len(calls)  # an equal list is another object
+    (6, 2)
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[Any, ...], tuple[object, Any]] = {}
+
+    def get(self, of: object, key: tuple[Any, ...], build: Callable[[], T]) -> T:
+        """What ``build()`` returns for ``of`` and ``key``, built on the first call only."""
+        full = (id(of), *key)
+        hit = self._entries.get(full)
+        if hit is not None and hit[0] is of:
+            found: T = hit[1]
+            return found
+        out = build()
+        self._entries[full] = (of, out)
+        return out
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"_entries": {}}
+
+
+class Statistics(dict[str, Any]):
+    """The combined statistics a metric's ``value`` receives (see :data:`StatValues`), with
+    the :class:`Memo` of the run that computed them (``memo``)."""
+
+    def __init__(self, values: Mapping[str, Any], memo: Memo) -> None:
+        super().__init__(values)
+        self.memo = memo
+
+
+def memo_of(stats: StatValues) -> Memo:
+    """The memo of the run that computed ``stats``; a new one for a plain mapping (a value
+    function called by hand), so that nothing is shared then."""
+    return stats.memo if isinstance(stats, Statistics) else Memo()
 
 
 @dataclass(frozen=True)
@@ -258,6 +317,8 @@ class Context:
     frames: Mapping[str, Any] = field(default_factory=dict)
     """Side inputs the options name (``items_file``, ``popularity_file``, ...), scanned, by
     option name."""
+    memo: Memo = field(default_factory=Memo, compare=False, repr=False)
+    """The run's memo (one per context: the engine makes one context per run)."""
 
 
 @dataclass(frozen=True)

@@ -65,8 +65,8 @@ def _share(k: int) -> pl.Expr:
     return (pl.lit(k, dtype=pl.Int64) - c("s")).clip(0, c("n")).cast(F64) / c("n").cast(F64)
 
 
-def _top(lf: pl.LazyFrame, conv: Mapping[str, Any], k: int) -> pl.LazyFrame:
-    rk = ranked(lf, conv["ties"], conv.get("relevance_threshold", 1.0), "linear")
+def _top(ctx: Context, lf: pl.LazyFrame, conv: Mapping[str, Any], k: int) -> pl.LazyFrame:
+    rk = ranked(ctx.memo, lf, conv["ties"], conv.get("relevance_threshold", 1.0), "linear")
     return rk.filter(c("s") < k).with_columns(_share(k).alias("p"))
 
 
@@ -97,7 +97,7 @@ def _coverage_stats(params: Params, ctx: Context) -> Sequence[Stat]:
     source = str(ctx.options.get("items_file") or "data")
 
     def build(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
-        top = _top(lf, conv, k)
+        top = _top(ctx, lf, conv, k)
         # P(the item is in no query's top k) = Π (1 − p) over its rows
         per_item = top.group_by([*keys, IT]).agg(product01(1.0 - c("p")).alias("miss"))
         if catalog is not None:
@@ -165,7 +165,7 @@ def _novelty_stats(params: Params, ctx: Context) -> Sequence[Stat]:
 
     def per_query(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
         pop, _ = _popularity(lf, ctx, conv["relevance_threshold"])
-        top = _top(lf, conv, k).join(pop, on=IT, how="left")
+        top = _top(ctx, lf, conv, k).join(pop, on=IT, how="left")
         known = c("prob").is_not_null() & (c("prob") > 0)
         info = -c("prob").log(2)
         pq = top.group_by(Q).agg(
@@ -251,7 +251,7 @@ def _ils_per_query(ctx: Context, conv: Mapping[str, Any], k: int
 
     def per_query(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
         segs = seg_cols(lf)
-        top = _top(lf, conv, k).select(Q, IT, "pos", "weight", *segs)
+        top = _top(ctx, lf, conv, k).select(Q, IT, "pos", "weight", *segs)
         head = top.group_by(Q).agg(
             c("weight").max().alias("w"), *(c(s).max().alias(s) for s in segs))
         if features is not None:

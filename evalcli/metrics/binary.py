@@ -12,7 +12,7 @@ Statistics (shared by every metric that needs them, computed in one pass):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -30,6 +30,7 @@ from evalcli.metrics.base import (
     Params,
     Stat,
     StatValues,
+    memo_of,
 )
 from evalcli.metrics.stats import (
     WEIGHTED_TOP,
@@ -42,7 +43,7 @@ from evalcli.metrics.stats import (
     table_build,
     weight_sum,
 )
-from evalcli.metrics.task import SETS_ELSEWHERE, Role, Task, TaskInput
+from evalcli.metrics.task import SETS_ELSEWHERE, Additions, Asks, Planned, Role, Task, TaskInput
 
 FAMILY = "binary"
 F64 = pl.Float64
@@ -181,25 +182,6 @@ def _normalize(lf: pl.LazyFrame, t: TaskInput) -> pl.LazyFrame:
     return lf.with_columns(exprs)
 
 
-TASK = Task(
-    name=FAMILY,
-    summary="two classes: label 0/1 (or a named positive class), a score and/or a hard prediction",
-    roles=(
-        Role("label", "the true class: 0/1, true/false, or any value with 'positive' set", True,
-             elsewhere=SETS_ELSEWHERE),
-        Role("score", "the model's score or probability of the positive class", numeric=True),
-        Role("prediction", "the hard prediction: coded like the label, or 0/1",
-             elsewhere=SETS_ELSEWHERE),
-    ),
-    options=(
-        Param("positive", str, None, "the label value of the positive class (for string labels)",
-              nullable=True),
-    ),
-    checks=_checks,
-    normalize=_normalize,
-    requires_any=(frozenset({"score", "prediction"}),),
-)
-TASKS = [TASK]
 
 
 # --------------------------------------------------------------------------- statistics
@@ -333,6 +315,110 @@ EPS64 = 2.220446049250313e-16
 """float64 machine epsilon: the clipping scikit-learn's log_loss applies since 1.5."""
 
 
+# --------------------------------------------------------------------------- curves
+
+def _extras(ctx: Context, metrics: Planned, asks: Asks) -> dict[str, Stat]:
+    """The curves' statistic, when curves are asked for and there are scores: the counts per
+    score (the statistic AUROC and AUPRC already use, so with those metrics nothing more is
+    computed)."""
+    if not asks.curves or "score" not in ctx.roles:
+        return {}
+    return {SCORE_COUNTS: score_counts({}, ctx)}
+
+
+def _finish(values: Mapping[str, Any], asks: Asks) -> Additions:
+    counts = values.get(SCORE_COUNTS)
+    return Additions(curves=curves(counts) if isinstance(counts, pl.DataFrame) else {})
+
+
+def curves(counts: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """The ROC and precision-recall points (those defined) of a table of counts per score."""
+    out: dict[str, pl.DataFrame] = {}
+    for name, fn in (("roc", roc_points), ("pr", pr_points)):
+        df = fn(counts)
+        if df is not None:
+            out[name] = df
+    return out
+
+
+def roc_points(counts: pl.DataFrame) -> pl.DataFrame | None:
+    """ROC points from weighted counts per distinct score; ``None`` with one class only.
+
+    One point per distinct score ``t`` (highest first), predicting positive when
+    ``score >= t``: ``fpr = fp(t) / N``, ``tpr = tp(t) / P``, preceded by (0, 0) at
+    ``t = +inf``. Counts are weighted by the weight column.
+
+    >>> counts = pl.DataFrame({"score": [0.9, 0.4, 0.1], "pos": [1.0, 1.0, 0.0],
+    ...                        "neg": [0.0, 1.0, 1.0]})
+    >>> roc_points(counts).rows()
+    [(inf, 0.0, 0.0), (0.9, 0.0, 0.5), (0.4, 0.5, 1.0), (0.1, 1.0, 1.0)]
+    """
+    cur = _cumulative(counts)
+    p, n = _totals(cur)
+    if p <= 0 or n <= 0:
+        return None
+    pts = cur.select(pl.col("score").alias("threshold"), (pl.col("fp") / n).alias("fpr"),
+                     (pl.col("tp") / p).alias("tpr"))
+    start = pl.DataFrame({"threshold": [float("inf")], "fpr": [0.0], "tpr": [0.0]},
+                         schema=pts.schema)
+    return pl.concat([start, pts])
+
+
+def pr_points(counts: pl.DataFrame) -> pl.DataFrame | None:
+    """Precision-recall points, one per distinct score; ``None`` without positives.
+
+    At the ROC's thresholds: ``recall = tp(t) / P``, ``precision = tp(t) / (tp(t) + fp(t))``.
+
+    >>> counts = pl.DataFrame({"score": [0.9, 0.4, 0.1], "pos": [1.0, 1.0, 0.0],
+    ...                        "neg": [0.0, 1.0, 1.0]})
+    >>> [(t, r, round(p, 4)) for t, r, p in pr_points(counts).rows()]
+    [(0.9, 0.5, 1.0), (0.4, 1.0, 0.6667), (0.1, 1.0, 0.5)]
+    """
+    cur = _cumulative(counts)
+    p, _ = _totals(cur)
+    if p <= 0:
+        return None
+    return cur.select(pl.col("score").alias("threshold"), (pl.col("tp") / p).alias("recall"),
+                      (pl.col("tp") / (pl.col("tp") + pl.col("fp"))).alias("precision"))
+
+
+def _cumulative(counts: pl.DataFrame) -> pl.DataFrame:
+    return counts.sort("score", descending=True).select(
+        pl.col("score").cast(pl.Float64), pl.col("pos").cum_sum().alias("tp"),
+        pl.col("neg").cum_sum().alias("fp"))
+
+
+def _totals(cur: pl.DataFrame) -> tuple[float, float]:
+    if cur.height == 0:
+        return 0.0, 0.0
+    return float(cur["tp"][-1]), float(cur["fp"][-1])
+
+
+# --------------------------------------------------------------------------- the task
+
+TASK = Task(
+    name=FAMILY,
+    summary="two classes: label 0/1 (or a named positive class), a score and/or a hard prediction",
+    roles=(
+        Role("label", "the true class: 0/1, true/false, or any value with 'positive' set", True,
+             elsewhere=SETS_ELSEWHERE),
+        Role("score", "the model's score or probability of the positive class", numeric=True),
+        Role("prediction", "the hard prediction: coded like the label, or 0/1",
+             elsewhere=SETS_ELSEWHERE),
+    ),
+    options=(
+        Param("positive", str, None, "the label value of the positive class (for string labels)",
+              nullable=True),
+    ),
+    checks=_checks,
+    normalize=_normalize,
+    requires_any=(frozenset({"score", "prediction"}),),
+    extras=_extras,
+    finish=_finish,
+)
+TASKS = [TASK]
+
+
 # --------------------------------------------------------------------------- values
 
 def _counts(stats: StatValues, params: Params, roles: Any = None) -> dict[str, float]:
@@ -407,16 +493,18 @@ def _balanced_value(stats: StatValues, params: Params) -> MetricValue:
 
 def _curve_areas(stats: StatValues) -> dict[str, Any]:
     """Every curve metric of the counts per score, in one pass over them (they share the
-    cumulative sums; a run evaluates them all over one table of up to a row per input row).
+    cumulative sums; a run evaluates them all over one table of up to a row per input row:
+    the run's memo keeps what the first computed).
 
     Cumulative tp/fp run from the highest score down. Scores carried only by zero-weight rows
     are left out: they would add a point with 0/0 precision (and a peak-F1 threshold no row
     supports); as in scikit-learn, a zero weight is the same as no row.
     """
     table: pl.DataFrame = stats[SCORE_COUNTS]
-    if _LAST and _LAST[0] is table:
-        cached: dict[str, Any] = _LAST[1]
-        return cached
+    return memo_of(stats).get(table, ("curve areas",), lambda: _areas(table))
+
+
+def _areas(table: pl.DataFrame) -> dict[str, Any]:
     # the rows in one order (highest score first) and in one chunk: the sums below add in a
     # fixed way, so another engine's table of the same counts, in other chunks, gives the same
     # bits (a column's sum adds chunk by chunk; adding row after row would cost more than
@@ -450,12 +538,7 @@ def _curve_areas(stats: StatValues) -> dict[str, Any]:
     # finish, so the last digit could change from run to run
     ).collect(engine="in-memory").row(0, named=True) if p > 0 and df.height else {"rows": df.height}
     out["p"], out["n"] = p, n
-    _LAST[:] = [table, out]
     return out
-
-
-_LAST: list[Any] = []  # [table, areas]
-"""The last table of counts and its curve areas: the curve metrics of a run share one pass."""
 
 
 def _curve_metric(stats: StatValues, name: str, need_neg: bool = True) -> MetricValue:

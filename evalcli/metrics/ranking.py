@@ -109,10 +109,10 @@ def _dcg(conv: Mapping[str, Any], k: int | None) -> pl.Expr:
     return c("dcg")
 
 
-def _per_query(name: str, conv: Mapping[str, Any], k: int | None,
+def _per_query(ctx: Context, conv: Mapping[str, Any], k: int | None,
                value: ValueExpr) -> Callable[[pl.LazyFrame, list[str]], pl.LazyFrame]:
     def per_query(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
-        pq = joined_per_query(lf, conv, k)
+        pq = joined_per_query(ctx.memo, lf, conv, k)
         return pq.select(
             Q, *keys, "w", "status", "straddle", "hits", "R",
             pl.when(c("keep")).then(value(conv, k)).alias("value"),
@@ -133,7 +133,7 @@ def _stats_for(name: str, convs: Sequence[Convention], value: ValueExpr,
                                                    "sum_hits"),
                      "sum_rel": lambda: query_sum(pl.when(kept).then(c("w") * c("R")),
                                                   "sum_rel")}
-        return [query_stat(name, k, conv, _per_query(name, conv, k, value), extra)]
+        return [query_stat(name, k, conv, _per_query(ctx, conv, k, value), extra)]
 
     return stats
 
@@ -286,8 +286,8 @@ def _rprec_stats(params: Params, ctx: Context) -> Sequence[Stat]:
 
     def per_query(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
         thr = conv["relevance_threshold"]
-        rk = ranked(lf, conv["ties"], thr, "linear")
-        rel = truth_per_query(lf, thr, "linear", None).select(Q, "R")
+        rk = ranked(ctx.memo, lf, conv["ties"], thr, "linear")
+        rel = truth_per_query(ctx.memo, lf, thr, "linear", None).select(Q, "R")
         s, n = c("s"), c("n").cast(F64)
         m = (c("R") - s).clip(0, c("n")).cast(F64)
         at_r = rk.join(rel, on=Q, how="inner").filter(s < c("R")).group_by(Q).agg(
@@ -295,7 +295,7 @@ def _rprec_stats(params: Params, ctx: Context) -> Sequence[Stat]:
             ((c("s_tie") < c("R")) & (c("s_tie") + c("n_tie") > c("R"))).any()
             .alias("straddle_r"),
         )
-        pq = joined_per_query(lf, conv, None).join(at_r, on=Q, how="left")
+        pq = joined_per_query(ctx.memo, lf, conv, None).join(at_r, on=Q, how="left")
         return pq.select(
             Q, *keys, "w", "status", c("straddle_r").fill_null(False).alias("straddle"),
             pl.when(c("keep")).then(_safe(c("hits_r").fill_null(0.0), c("R").cast(F64)))
@@ -347,7 +347,7 @@ def _auc_stats(params: Params, ctx: Context) -> Sequence[Stat]:
     unscored = params.get("unscored_relevant", "bottom")
 
     def per_query(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
-        pq = joined_per_query(lf, conv, None)
+        pq = joined_per_query(ctx.memo, lf, conv, None)
         pos = c("R") if unscored == "bottom" else c("auc_pos").fill_null(0)
         pairs = pos.cast(F64) * c("auc_neg").fill_null(0).cast(F64)
         defined = (pairs > 0) & (c("status") == "ok")

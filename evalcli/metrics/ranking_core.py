@@ -42,9 +42,18 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from evalcli.errors import InputDataError, MetricError
-from evalcli.metrics.base import Check, Context, FrameStat, MetricValue, Param, Params
+from evalcli.metrics.base import (
+    Check,
+    Context,
+    FrameStat,
+    Memo,
+    MetricValue,
+    Param,
+    Params,
+    Stat,
+)
 from evalcli.metrics.stats import exact_sum, in_order_sum, product01, sum_by
-from evalcli.metrics.task import Role, Task, TaskInput
+from evalcli.metrics.task import Additions, Asks, Planned, Role, Task, TaskInput
 
 if TYPE_CHECKING:
     from evalcli.metrics.base import Metric
@@ -295,44 +304,6 @@ def _reshape(lf: pl.LazyFrame, side: str, options: Mapping[str, Any]) -> pl.Lazy
     return lf
 
 
-TASK = Task(
-    name=FAMILY,
-    summary="ranked items per query (score or rank) against judged items with optional graded "
-    "relevance",
-    roles=(
-        Role("query", "the query or user id (a join key)", True, side="both"),
-        Role("item", "the document or item id (a join key); in the predictions, a list column "
-             "of items in rank order is exploded", True, side="both", takes=("value", "list")),
-        Role("score", "the model's score, higher is better", numeric=True, nullable=True,
-             takes=("value", "list")),
-        Role("rank", "the rank, 1 is best (used when there is no score)", numeric=True,
-             nullable=True, takes=("value", "list")),
-        Role("relevance", "graded relevance of a judged item (default 1; 0 = judged not "
-             "relevant)", numeric=True, side="truth", nullable=True, takes=("value", "list")),
-        Role("weight", "the query's weight in the means (its largest value on the query's "
-             "rows)", numeric=True, nullable=True, opt_in=True),
-    ),
-    options=(
-        Param("compat", str, None, "convention preset for every ranking metric of the run "
-              "(a metric's own compat or parameters override it)", choices=COMPATS,
-              nullable=True),
-        Param("order_by", str, "auto", "what orders the predictions: score, rank, or auto "
-              "(score when there is one)", choices=("auto", "score", "rank")),
-        Param("items_file", str, None, "catalog of items (column 'item') for catalog_coverage; "
-              "unset: the items of the truth and the predictions", nullable=True),
-        Param("popularity_file", str, None, "item popularity for novelty: columns 'item' and "
-              "'probability' (share of users) or 'count' (normalised by the total); unset: the "
-              "truth's relevant interactions", nullable=True),
-        Param("item_features_file", str, None, "item feature vectors for intra-list similarity: "
-              "column 'item' and a list column 'features' or numeric columns", nullable=True),
-        Param("similarity_file", str, None, "pairwise item similarity for intra-list "
-              "similarity: columns 'item_a', 'item_b', 'similarity'", nullable=True),
-    ),
-    checks=_checks,
-    normalize=_normalize,
-    join="full",
-    reshape=_reshape,
-)
 
 
 # --------------------------------------------------------------------------- the ranked frame
@@ -351,28 +322,14 @@ def gain_expr(gain: str, thr: float) -> pl.Expr:
     return rel.alias("g")
 
 
-_CACHE: dict[tuple[Any, ...], tuple[pl.LazyFrame, pl.LazyFrame]] = {}
-_CACHE_MAX = 128
+def ranked(memo: Memo, lf: pl.LazyFrame, ties: str, thr: float, gain: str) -> pl.LazyFrame:
+    """The recommended rows sorted per query, with the positional columns of the module doc.
 
-
-def _cached(lf: pl.LazyFrame, key: tuple[Any, ...],
-            build: Callable[[], pl.LazyFrame]) -> pl.LazyFrame:
-    """The same LazyFrame object for the same input and conventions, so that the statistics
-    of one run share one sub-plan (Polars computes a shared sub-plan of ``collect_all`` once)."""
-    full = (id(lf), *key)
-    hit = _CACHE.get(full)
-    if hit is not None and hit[0] is lf:
-        return hit[1]
-    out = build()
-    if len(_CACHE) >= _CACHE_MAX:
-        _CACHE.pop(next(iter(_CACHE)))
-    _CACHE[full] = (lf, out)
-    return out
-
-
-def ranked(lf: pl.LazyFrame, ties: str, thr: float, gain: str) -> pl.LazyFrame:
-    """The recommended rows sorted per query, with the positional columns of the module doc."""
-    return _cached(lf, ("ranked", ties, thr, gain), lambda: _ranked(lf, ties, thr, gain).cache())
+    This and the other frames derived from the normalized frame ``lf`` are built once per run
+    (``memo``: the run's, :attr:`Context.memo`): the statistics of one run then share one
+    sub-plan, which Polars computes once in the engine's ``collect_all``."""
+    return memo.get(lf, ("ranked", ties, thr, gain),
+                    lambda: _ranked(lf, ties, thr, gain).cache())
 
 
 def _ranked(lf: pl.LazyFrame, ties: str, thr: float, gain: str) -> pl.LazyFrame:
@@ -449,7 +406,8 @@ def _ranked(lf: pl.LazyFrame, ties: str, thr: float, gain: str) -> pl.LazyFrame:
     return rec.select(*base, *policy).with_columns((c("pos") - c("s")).alias("t"))
 
 
-def top_per_query(lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None) -> pl.LazyFrame:
+def top_per_query(memo: Memo, lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None
+                  ) -> pl.LazyFrame:
     """Per query of the predictions, everything the accuracy metrics need at cut-off ``k``.
 
     Columns: ``qlen`` (items recommended), ``hits`` (expected relevant items in the top k),
@@ -459,12 +417,12 @@ def top_per_query(lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None) -> p
     recommended items), the weight and the segments.
     """
     key = ("top", conv["ties"], conv["relevance_threshold"], conv.get("gain", "linear"), k)
-    return _cached(lf, key, lambda: _top(lf, conv, k).cache())
+    return memo.get(lf, key, lambda: _top(memo, lf, conv, k).cache())
 
 
-def _top(lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None) -> pl.LazyFrame:
+def _top(memo: Memo, lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None) -> pl.LazyFrame:
     c = pl.col
-    rk = ranked(lf, conv["ties"], conv["relevance_threshold"], conv.get("gain", "linear"))
+    rk = ranked(memo, lf, conv["ties"], conv["relevance_threshold"], conv.get("gain", "linear"))
     segs = seg_cols(lf)
     n, r, t, s, pos = c("n").cast(F64), c("r").cast(F64), c("t").cast(F64), c("s"), c("pos")
     if k is None:
@@ -522,13 +480,14 @@ def _top(lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None) -> pl.LazyFra
     return per.join(rr, on=Q, how="left").with_columns(c("rr").fill_null(0.0))
 
 
-def truth_per_query(lf: pl.LazyFrame, thr: float, gain: str, k: int | None) -> pl.LazyFrame:
+def truth_per_query(memo: Memo, lf: pl.LazyFrame, thr: float, gain: str, k: int | None
+                    ) -> pl.LazyFrame:
     """Per judged query: relevant items ``R``, judged items ``J`` and the ideal DCG at ``k``
     (the gains of all judged items of the query, best first)."""
-    return _cached(lf, ("truth", thr, gain, k), lambda: _truth(lf, thr, gain, k).cache())
+    return memo.get(lf, ("truth", thr, gain, k), lambda: _truth(memo, lf, thr, gain, k).cache())
 
 
-def _judged(lf: pl.LazyFrame, thr: float, gain: str) -> pl.LazyFrame:
+def _judged(memo: Memo, lf: pl.LazyFrame, thr: float, gain: str) -> pl.LazyFrame:
     """The judged rows sorted by query and gain (best first), with ``ipos``, each row's
     position in its query's ideal ranking: one sort and a linear scan, shared by every cut-off
     (a rank over a window per query costs ten times as much)."""
@@ -542,13 +501,13 @@ def _judged(lf: pl.LazyFrame, thr: float, gain: str) -> pl.LazyFrame:
         return judged.with_columns(
             (i - pl.when(newq).then(i).forward_fill() + 1).alias("ipos")).cache()
 
-    return _cached(lf, ("judged", thr, gain), build)
+    return memo.get(lf, ("judged", thr, gain), build)
 
 
-def _truth(lf: pl.LazyFrame, thr: float, gain: str, k: int | None) -> pl.LazyFrame:
+def _truth(memo: Memo, lf: pl.LazyFrame, thr: float, gain: str, k: int | None) -> pl.LazyFrame:
     c = pl.col
     segs = seg_cols(lf)
-    judged = _judged(lf, thr, gain)
+    judged = _judged(memo, lf, thr, gain)
     ipos = c("ipos")
     ideal = c("g") / (ipos.cast(F64) + 1.0).log(2)
     if k is not None:
@@ -562,7 +521,8 @@ def _truth(lf: pl.LazyFrame, thr: float, gain: str, k: int | None) -> pl.LazyFra
     )
 
 
-def joined_per_query(lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None) -> pl.LazyFrame:
+def joined_per_query(memo: Memo, lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None
+                     ) -> pl.LazyFrame:
     """Queries of the predictions and of the truth, with their status under the policies.
 
     ``status`` is ``ok``, ``missing`` (relevant items, no predictions), ``no_relevant`` (judged,
@@ -570,16 +530,17 @@ def joined_per_query(lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None) -
     the query in the average (as 0 when it is not ``ok``).
     """
     key = ("joined", *sorted((a, str(b)) for a, b in conv.items()), k)
-    return _cached(lf, key, lambda: _joined(lf, conv, k).cache())
+    return memo.get(lf, key, lambda: _joined(memo, lf, conv, k).cache())
 
 
-def _joined(lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None) -> pl.LazyFrame:
+def _joined(memo: Memo, lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None
+            ) -> pl.LazyFrame:
     c = pl.col
     segs = seg_cols(lf)
     thr = conv["relevance_threshold"]
     gain = conv.get("gain", "linear")
-    top = top_per_query(lf, conv, k)
-    truth = truth_per_query(lf, thr, gain, k)
+    top = top_per_query(memo, lf, conv, k)
+    truth = truth_per_query(memo, lf, thr, gain, k)
     both = top.join(truth, on=Q, how="full", coalesce=True)
     in_rec = c("qlen").is_not_null()
     judged = c("J").is_not_null()
@@ -796,15 +757,12 @@ def _queries_build(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
     return per.group_by(keys).agg(aggs) if keys else per.select(aggs)
 
 
-def run_extras(metrics: Sequence[tuple[str, Metric, Params]], ctx: Context,
-               per_query: bool) -> dict[str, FrameStat]:
+def _extras(ctx: Context, metrics: Planned, asks: Asks) -> dict[str, Stat]:
     """Statistics a ranking run adds to its one pass: query-level alignment counts, and the
-    per-query values of every metric when asked for.
-
-    ``metrics`` are (id, metric, parameters) of the plan; ``ctx`` is the run's context.
-    """
-    out: dict[str, FrameStat] = {QUERIES: FrameStat(QUERIES, _queries_build, add_by)}
-    if per_query:
+    per-query values of every metric when asked for (the metrics' own frames: ``ctx`` is the
+    run's context, its memo theirs)."""
+    out: dict[str, Stat] = {QUERIES: FrameStat(QUERIES, _queries_build, add_by)}
+    if asks.per_query:
         def build(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
             return per_query_frame(metrics, lf, ctx)
 
@@ -815,11 +773,59 @@ def run_extras(metrics: Sequence[tuple[str, Metric, Params]], ctx: Context,
     return out
 
 
-def query_counts(df: pl.DataFrame) -> dict[str, int]:
-    """The alignment counts of a run (the overall row of the ``ranking.queries`` statistic)."""
-    return {k: int(v) for k, v in df.row(0, named=True).items()} if df.height else {}
+def _finish(values: Mapping[str, Any], asks: Asks) -> Additions:
+    """The query counts of the alignment; the per-query table as written (segment columns under
+    their own names; sorted by query: engine spark gathers the queries by partition)."""
+    counts: pl.DataFrame = values[QUERIES]
+    out = Additions(alignment={k: int(v) for k, v in counts.row(0, named=True).items()}
+                    if counts.height else {})
+    if asks.per_query:
+        df: pl.DataFrame = values[PER_QUERY]
+        out.per_query = df.rename({c: c[len(SEG):] for c in df.columns if c.startswith(SEG)}
+                                  ).sort(Q, nulls_last=True)
+    return out
 
 
-def per_query_output(df: pl.DataFrame) -> pl.DataFrame:
-    """The per-query table as written: segment columns under their own names."""
-    return df.rename({c: c[len(SEG):] for c in df.columns if c.startswith(SEG)})
+# --------------------------------------------------------------------------- the task
+
+TASK = Task(
+    name=FAMILY,
+    summary="ranked items per query (score or rank) against judged items with optional graded "
+    "relevance",
+    roles=(
+        Role("query", "the query or user id (a join key)", True, side="both"),
+        Role("item", "the document or item id (a join key); in the predictions, a list column "
+             "of items in rank order is exploded", True, side="both", takes=("value", "list")),
+        Role("score", "the model's score, higher is better", numeric=True, nullable=True,
+             takes=("value", "list")),
+        Role("rank", "the rank, 1 is best (used when there is no score)", numeric=True,
+             nullable=True, takes=("value", "list")),
+        Role("relevance", "graded relevance of a judged item (default 1; 0 = judged not "
+             "relevant)", numeric=True, side="truth", nullable=True, takes=("value", "list")),
+        Role("weight", "the query's weight in the means (its largest value on the query's "
+             "rows)", numeric=True, nullable=True, opt_in=True),
+    ),
+    options=(
+        Param("compat", str, None, "convention preset for every ranking metric of the run "
+              "(a metric's own compat or parameters override it)", choices=COMPATS,
+              nullable=True),
+        Param("order_by", str, "auto", "what orders the predictions: score, rank, or auto "
+              "(score when there is one)", choices=("auto", "score", "rank")),
+        Param("items_file", str, None, "catalog of items (column 'item') for catalog_coverage; "
+              "unset: the items of the truth and the predictions", nullable=True),
+        Param("popularity_file", str, None, "item popularity for novelty: columns 'item' and "
+              "'probability' (share of users) or 'count' (normalised by the total); unset: the "
+              "truth's relevant interactions", nullable=True),
+        Param("item_features_file", str, None, "item feature vectors for intra-list similarity: "
+              "column 'item' and a list column 'features' or numeric columns", nullable=True),
+        Param("similarity_file", str, None, "pairwise item similarity for intra-list "
+              "similarity: columns 'item_a', 'item_b', 'similarity'", nullable=True),
+    ),
+    checks=_checks,
+    normalize=_normalize,
+    join="full",
+    reshape=_reshape,
+    per_query=True,
+    extras=_extras,
+    finish=_finish,
+)

@@ -11,7 +11,7 @@ with large means; ``abs_errors`` (weight per distinct absolute error) gives the 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from functools import partial
 from typing import Any
@@ -41,7 +41,7 @@ from evalcli.metrics.stats import (
     two_square,
     weight_sum,
 )
-from evalcli.metrics.task import Role, Task, TaskInput
+from evalcli.metrics.task import Additions, Asks, Planned, Role, Task, TaskInput
 
 FAMILY = "regression"
 F64 = pl.Float64
@@ -75,17 +75,6 @@ def _normalize(lf: pl.LazyFrame, t: TaskInput) -> pl.LazyFrame:
     return lf.with_columns(pl.col("label").cast(F64), pl.col("prediction").cast(F64))
 
 
-TASK = Task(
-    name=FAMILY,
-    summary="numeric target (label) and numeric prediction",
-    roles=(
-        Role("label", "the true value (target)", True, numeric=True),
-        Role("prediction", "the predicted value", True, numeric=True),
-    ),
-    checks=_checks,
-    normalize=_normalize,
-)
-TASKS = [TASK]
 
 MOMENTS = "regression.moments"
 ABS_ERRORS = "regression.abs_errors"
@@ -291,6 +280,55 @@ def _abs_errors(p: Params, c: Context) -> Sequence[Stat]:
     build = table_build(c, partial(_abs_errors_build, weighted=weighted),
                         partial(_abs_errors_sorted, weighted=weighted), _abs_errors_values)
     return [FrameStat(ABS_ERRORS, build, partial(sum_by, by=["abs_e"]))]
+
+
+# --------------------------------------------------------------------------- residuals
+
+RESIDUALS = "regression.residuals"
+
+
+def _residuals_build(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    e = (pl.col("label").cast(pl.Float64) - pl.col("prediction").cast(pl.Float64))
+    return lf.group_by([*keys, e.round_sig_figs(3).alias("residual")]).agg(
+        pl.col("weight").sum().alias("weight"))
+
+
+def residuals_stat() -> FrameStat:
+    """The weight per residual ``label − prediction`` rounded to 3 significant digits: a table
+    of at most a few thousand rows whatever the input's size; enough for a histogram, not for
+    a metric."""
+    return FrameStat(RESIDUALS, _residuals_build, partial(sum_by, by=["residual"]))
+
+
+def _extras(ctx: Context, metrics: Planned, asks: Asks) -> dict[str, Stat]:
+    """The residuals' table, when curves are asked for."""
+    if not asks.curves or not {"label", "prediction"} <= ctx.roles:
+        return {}
+    return {RESIDUALS: residuals_stat()}
+
+
+def _finish(values: Mapping[str, Any], asks: Asks) -> Additions:
+    res = values.get(RESIDUALS)
+    if isinstance(res, pl.DataFrame) and res.height:
+        return Additions(curves={"residuals": res.sort("residual")})
+    return Additions()
+
+
+# --------------------------------------------------------------------------- the task
+
+TASK = Task(
+    name=FAMILY,
+    summary="numeric target (label) and numeric prediction",
+    roles=(
+        Role("label", "the true value (target)", True, numeric=True),
+        Role("prediction", "the predicted value", True, numeric=True),
+    ),
+    checks=_checks,
+    normalize=_normalize,
+    extras=_extras,
+    finish=_finish,
+)
+TASKS = [TASK]
 
 
 def _m(stats: StatValues) -> dict[str, float]:

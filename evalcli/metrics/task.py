@@ -1,17 +1,23 @@
-"""Tasks (metric families): their column roles, options and the one central input check.
+"""Tasks (metric families): their column roles, options and the one central input check,
+and what a family adds to a run beyond its metrics' values.
 
 A task turns the aligned frame, whose columns carry role names (``label``, ``score``,
 ``prediction``, ``weight`` ...), into the clean, typed frame its metrics assume, after checking
 it once (STYLE.md, example 4): metric code never re-checks its input.
+
+A task may add to a run (the runner calls these hooks for every task, naming none): more
+statistics computed in the same pass (:attr:`Task.extras`: binary's counts per score,
+regression's residuals, ranking's query counts and per-query values), and what the result gets
+from their values (:attr:`Task.finish`: curve tables, alignment counts, a per-query table).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from evalcli.metrics.base import Check, Param
+from evalcli.metrics.base import Check, Context, Metric, Param, Params, Stat
 
 if TYPE_CHECKING:
     import polars as pl
@@ -121,8 +127,42 @@ class TaskInput:
 
 
 @dataclass(frozen=True)
+class Asks:
+    """What a run is asked for beyond the metrics' values (by the config or the command)."""
+
+    curves: bool = False
+    """Curve tables (``--curves``, the HTML report's figures)."""
+    per_query: bool = False
+    """Each query's metric values (``per_query:``); only a task with :attr:`Task.per_query`."""
+
+
+Planned = Sequence[tuple[str, Metric, Params]]
+"""The metrics of a run's plan: (id, declaration, parameters)."""
+
+
+@dataclass
+class Additions:
+    """What a task adds to a run's result, from the values of its extra statistics."""
+
+    curves: dict[str, pl.DataFrame] = field(default_factory=dict)
+    """Curve tables by name (``roc``, ``pr``, ``residuals``), as ``--curves`` writes them."""
+    alignment: dict[str, int] = field(default_factory=dict)
+    """More alignment counts (ranking: queries in the predictions, in the truth, ...)."""
+    per_query: pl.DataFrame | None = None
+    """Each query's metric values, when asked for."""
+
+
+def _no_extras(ctx: Context, metrics: Planned, asks: Asks) -> dict[str, Stat]:
+    return {}
+
+
+def _nothing_added(values: Mapping[str, Any], asks: Asks) -> Additions:
+    return Additions()
+
+
+@dataclass(frozen=True)
 class Task:
-    """A metric family's input contract."""
+    """A metric family's input contract, and what it adds to a run."""
 
     name: str
     summary: str
@@ -146,6 +186,16 @@ class Task:
     """Roles built from several columns of the predictions file: ``pack(options, names)``
     returns role -> columns, and the role's column is a struct of them, fields named by column
     (e.g. multiclass scores given as one column per class)."""
+
+    per_query: bool = False
+    """Whether the task has per-query values to write (``per_query:``); a run of another task
+    asking for them is refused before any row is read."""
+    extras: Callable[[Context, Planned, Asks], Mapping[str, Stat]] = _no_extras
+    """``extras(ctx, metrics, asks)``: statistics by key that a run of ``metrics`` adds to its
+    one pass for what ``asks`` wants (``ctx`` is the run's context: its memo is the metrics')."""
+    finish: Callable[[Mapping[str, Any], Asks], Additions] = _nothing_added
+    """``finish(values, asks)``: what the result gets from the overall values of the extras'
+    statistics (by key)."""
 
     def role_names(self) -> list[str]:
         return [r.name for r in self.roles]
