@@ -31,6 +31,7 @@ from pydantic import (
 )
 
 from evalcli.errors import ConfigError, clip, did_you_mean
+from evalcli.result import ChangeGate
 
 MAX_ALIAS_VALUES = 1_000
 """Values (scalars, lists and mappings) a config may reach through YAML aliases, all aliases
@@ -267,20 +268,6 @@ def parse_metric_id(text: str) -> tuple[str, int | None, dict[str, str]]:
         raise ConfigError(f"in '{clip(text)}', the cut-off after @ must be an integer"
                           ) from None
     return m.group(1).lower(), k, params
-
-
-class ChangeGate(Strict):
-    """Gates on the change from a baseline, in the metric's direction (better is positive)."""
-
-    max_drop: float | None = Field(
-        None, ge=0, description="fail when the metric gets worse by more than this (absolute)")
-    max_relative_drop: float | None = Field(
-        None, ge=0, description="fail when it gets worse by more than this fraction of the "
-        "baseline (0.02 = 2%)")
-    min_improvement: float | None = Field(
-        None, description="fail unless the metric gets better by at least this (absolute)")
-    min_relative_improvement: float | None = Field(
-        None, description="fail unless it gets better by at least this fraction of the baseline")
 
 
 class Baseline(ChangeGate):

@@ -3,15 +3,21 @@ form as the JSON report (:func:`to_dict`, the machine-readable contract of DESIG
 "User-facing contract", versioned by :data:`SCHEMA_VERSION`).
 
 Nothing here imports a report writer or the config: the writers and the decisions
-(:mod:`evalcli.decide`) read these types.
+(:mod:`evalcli.decide`) read these types. The gates a result carries are data too: a
+:class:`Gate` on a value, a :class:`ChangeGate` on the change from a baseline (the config's
+``baseline:`` section validates into the same class), and the comparison with a baseline, a
+:class:`Diff` of :class:`Delta` values, is :attr:`RunResult.baseline`.
 """
 
 from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from evalcli._version import __version__
 
@@ -65,6 +71,67 @@ class Gate:
         return out
 
 
+GATE_KEYS = ("max_drop", "max_relative_drop", "min_improvement", "min_relative_improvement")
+
+
+class ChangeGate(BaseModel):
+    """Gates on the change from a baseline, in the metric's direction (better is positive)."""
+
+    # The docstring above is the config schema's description of a change gate; how the gates
+    # read the change is in evalcli.decide.diff's docstring, checked by its check_change.
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    max_drop: float | None = Field(
+        None, ge=0, description="fail when the metric gets worse by more than this (absolute)")
+    max_relative_drop: float | None = Field(
+        None, ge=0, description="fail when it gets worse by more than this fraction of the "
+        "baseline (0.02 = 2%)")
+    min_improvement: float | None = Field(
+        None, description="fail unless the metric gets better by at least this (absolute)")
+    min_relative_improvement: float | None = Field(
+        None, description="fail unless it gets better by at least this fraction of the baseline")
+
+    @classmethod
+    def of(cls, m: ChangeGate | Mapping[str, Any]) -> ChangeGate:
+        """The gate's bounds alone, from a mapping or from a model holding them (the config's
+        ``baseline:``, whose other keys are not a gate's); numbers as floats."""
+        get = m.get if isinstance(m, Mapping) else (lambda k: getattr(m, k))
+        return cls(**{k: (float(v) if (v := get(k)) is not None else None) for k in GATE_KEYS})
+
+    @property
+    def active(self) -> bool:
+        """Whether the gate sets any bound (a property, not truth: the config's ``baseline:``
+        is a change gate too, and is there whether or not it sets one)."""
+        return any(getattr(self, k) is not None for k in GATE_KEYS)
+
+    def describe(self) -> str:
+        """Readable form.
+
+        >>> ChangeGate(max_drop=0.01, max_relative_drop=0.02).describe()
+        'drop <= 0.01 and relative drop <= 2%'
+        >>> ChangeGate(min_improvement=0).describe()
+        'improvement >= 0'
+        """
+        parts = []
+        if self.max_drop is not None:
+            parts.append(f"drop <= {self.max_drop:g}")
+        if self.max_relative_drop is not None:
+            parts.append(f"relative drop <= {100 * self.max_relative_drop:g}%")
+        if self.min_improvement is not None:
+            parts.append(f"improvement >= {self.min_improvement:g}")
+        if self.min_relative_improvement is not None:
+            parts.append(f"relative improvement >= {100 * self.min_relative_improvement:g}%")
+        return " and ".join(parts)
+
+    @property
+    def relative(self) -> bool:
+        """Whether every bound the gate sets is relative (of the baseline value)."""
+        return self.active and all("relative" in k for k in self.to_dict())
+
+    def to_dict(self) -> dict[str, float]:
+        return {k: v for k in GATE_KEYS if (v := getattr(self, k)) is not None}
+
+
 @dataclass
 class MetricResult:
     """One metric's value (``None`` if undefined), with its id, parameters and gate outcome."""
@@ -114,6 +181,73 @@ class AlignmentInfo:
 
 
 @dataclass
+class Delta:
+    """One metric (overall, or in one segment) in two reports: a baseline and a candidate."""
+
+    id: str
+    metric: str
+    direction: str
+    baseline: float | None
+    candidate: float | None
+    delta: float | None = None
+    relative: float | None = None
+    change: str = "undefined"
+    """better, worse, same, undefined (a value is missing), new or removed."""
+    segment: str | None = None
+    gate: ChangeGate | None = None
+    passed: bool | None = None
+    failure: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id, "metric": self.metric, "direction": self.direction,
+            "baseline": self.baseline, "candidate": self.candidate, "delta": self.delta,
+            "relative": self.relative, "change": self.change,
+        }
+        if self.segment is not None:
+            out["segment"] = self.segment
+        if self.gate is not None:
+            out["gate"] = self.gate.to_dict()
+            out["passed"] = self.passed
+            if self.failure:
+                out["failure"] = self.failure
+        return out
+
+
+@dataclass
+class Diff:
+    """The comparison of a candidate report with a baseline (:mod:`evalcli.decide.diff`): what
+    ``evalcli diff`` prints, and a run's comparison with its baseline (:attr:`RunResult.baseline`,
+    where the candidate is "this run")."""
+
+    baseline: str
+    """The baseline report's name (its path as given)."""
+    candidate: str
+    task: str
+    metrics: list[Delta]
+    segments: list[Delta] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    @property
+    def gated(self) -> list[tuple[Delta, ChangeGate]]:
+        """The metrics with a gate on their change, each with its gate."""
+        return [(d, d.gate) for d in self.metrics if d.gate is not None]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "baseline": self.baseline, "candidate": self.candidate, "task": self.task,
+            "passed": self.passed, "failures": self.failures, "notes": self.notes,
+            "metrics": [d.to_dict() for d in self.metrics],
+            "segments": [d.to_dict() for d in self.segments],
+        }
+
+
+@dataclass
 class RunResult:
     """Everything a report shows."""
 
@@ -129,7 +263,9 @@ class RunResult:
     gating: bool = True
     passed: bool = True
     failures: list[str] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)
+    baseline: Diff | None = None
+    """The comparison with the config's baseline report (its gate failures are among
+    ``failures``); in the JSON report as ``baseline``."""
     curves: dict[str, Any] = field(default_factory=dict)
     """Curve tables (Polars DataFrames) by name: roc, pr, residuals. Not in the JSON report."""
     unused_columns: dict[str, str] = field(default_factory=dict)
@@ -255,5 +391,6 @@ def to_dict(r: RunResult) -> dict[str, Any]:
             {"key": s.key, "rows": s.rows, "metrics": [metric_dict(m) for m in s.metrics]}
             for s in r.segments
         ]
-    out.update(r.extra)
+    if r.baseline is not None:
+        out["baseline"] = r.baseline.to_dict()
     return _clean(out)  # type: ignore[no-any-return]

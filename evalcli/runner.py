@@ -8,17 +8,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evalcli.config import Baseline, Config, InputSpec, MetricEntry, load_config
+from evalcli.decide.baseline import add_baseline, compare_baseline
+from evalcli.decide.gates import evaluate_gates, segment_gates
 from evalcli.engine.align import Aligned, Inputs, align
 from evalcli.engine.base import Engine, choose_engine
 from evalcli.engine.core import run_context
 from evalcli.engine.plan import Plan, check_roles, default_metrics, make_plan
 from evalcli.errors import ConfigError
-from evalcli.gates import EVERY, evaluate_gates, normalize_label
 from evalcli.io import Source, input_path
 from evalcli.metrics.registry import Registry, get_registry, warn_broken
 from evalcli.metrics.task import Asks
 from evalcli.report.outputs import Targets, check_targets, write_all
-from evalcli.result import Gate, InputInfo, RunResult
+from evalcli.result import InputInfo, RunResult
 
 if TYPE_CHECKING:
     import polars as pl
@@ -95,36 +96,6 @@ def prepare(cfg: Config, frames: Mapping[str, pl.LazyFrame] | None = None) -> Pr
     return Prepared(cfg, plan, aligned, reg, engine)
 
 
-def segment_gates(cfg: Config, plan: Plan) -> dict[str, dict[str, Gate]]:
-    """Per-segment gates by metric id and segment label (``*`` for every segment)."""
-    out: dict[str, dict[str, Gate]] = {}
-    entries = [e for e in cfg.metrics if e.segments]
-    if not entries:
-        return out
-    if not cfg.group_by:
-        raise ConfigError(f"metric '{entries[0].metric}' has per-segment gates "
-                          "('segments:'), but the config has no group_by",
-                          hint="add 'group_by: [column]' or remove 'segments:'")
-    for entry, pm in zip(cfg.metrics, plan.metrics, strict=True):
-        for label, g in (entry.segments or {}).items():
-            name = normalize_label(label)
-            if name != EVERY:
-                parts = dict(p.split("=", 1) for p in name.split(", ") if "=" in p)
-                if sorted(parts) != sorted(cfg.group_by) or len(parts) != name.count("=") \
-                        or name.count("=") != len(name.split(", ")):
-                    raise ConfigError(
-                        f"metric '{pm.id}': segment '{label}' does not name one value of each "
-                        f"group_by column ({', '.join(cfg.group_by)})",
-                        hint="write it as " + ", ".join(f"{c}=VALUE" for c in cfg.group_by)
-                        + ", or '*' for every segment")
-                name = ", ".join(f"{c}={parts[c]}" for c in cfg.group_by)
-            if g.min is None and g.max is None:
-                raise ConfigError(f"metric '{pm.id}': the gate for segment '{label}' has no "
-                                  "min or max")
-            out.setdefault(pm.id, {})[name] = Gate(min=g.min, max=g.max, segment=name)
-    return out
-
-
 def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
                progress: Callable[[str], None] | None = None,
                frames: Mapping[str, pl.LazyFrame] | None = None,
@@ -141,7 +112,7 @@ def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
     targets = output_targets(cfg) if write_per_query and cfg.per_query is not None else None
     say("reading the inputs' schemas and aligning them")
     prep = prepare(cfg, frames)
-    seg_gates = segment_gates(cfg, prep.plan)
+    seg_gates = segment_gates(cfg, [pm.id for pm in prep.plan.metrics])
     task = prep.plan.task
     asks = Asks(curves=curves or cfg.curves is not None, per_query=cfg.per_query is not None)
     if asks.per_query and not task.per_query:
@@ -181,31 +152,14 @@ def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
     evaluate_gates(result, seg_gates)
     if cfg.baseline is not None:
         say("comparing with the baseline")
-        compare_baseline(result, cfg)
+        add_baseline(result, compare_baseline(result, cfg.baseline,
+                                              Path(cfg.resolve(cfg.baseline.report))))
     if not gating:
         for m in result.metrics:
             m.passed = None
     if targets is not None:
         write_all(result, targets)
     return result
-
-
-def compare_baseline(result: RunResult, cfg: Config) -> None:
-    """Diff the result with the config's baseline report; its gate failures join the run's."""
-    from evalcli.diff import ChangeGate, Gates, diff_reports, load_report
-    from evalcli.result import to_dict
-
-    b = cfg.baseline
-    if b is None:
-        return
-    path = Path(cfg.resolve(b.report))
-    gates = Gates(ChangeGate.from_mapping(b.model_dump()),
-                  {id_: ChangeGate.from_mapping(g.model_dump()) for id_, g in b.metrics.items()})
-    d = diff_reports(load_report(path), to_dict(result), gates, base_name=str(b.report),
-                     cand_name="this run")
-    result.extra["baseline"] = d.to_dict()
-    result.failures += d.failures
-    result.passed = not result.failures if result.gating else True
 
 
 def input_paths(cfg: Config) -> list[str]:

@@ -964,7 +964,7 @@ compare("internal-error", ("preds.csv", "truth.csv"), BIN, code=3,
         bug="evalcli.infer:build_config")
 validate("internal-error", BIN_CFG, BIN, code=3, bug="evalcli.runner:prepare")
 command("diff-internal-error", ("diff", "base.json", "cand.json"), DIFF_FILES, code=3,
-        bug="evalcli.diff:diff_reports")
+        bug="evalcli.decide.diff:diff_reports")
 command("metrics-internal-error", ("metrics", "show", "auroc"), {}, code=3,
         bug="evalcli.metrics.registry:get_registry")
 

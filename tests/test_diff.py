@@ -11,9 +11,10 @@ import polars as pl
 import pytest
 
 from evalcli.config import parse_config
-from evalcli.diff import ChangeGate, Gates, check_change, compare_values, diff_reports
+from evalcli.decide.diff import Gates, check_change, compare_values, diff_reports
 from evalcli.errors import ConfigError, InputDataError
 from evalcli.report import ReportFormat, render
+from evalcli.result import ChangeGate
 from evalcli.runner import run_config
 from tests.conftest import CONFIGS
 

@@ -13,11 +13,12 @@ import pytest
 from junitparser import Failure, JUnitXml, Skipped
 
 from evalcli._version import __version__
-from evalcli.diff import ChangeGate, Gates, diff_reports
-from evalcli.gates import evaluate_gates
+from evalcli.decide.diff import Gates, diff_reports
+from evalcli.decide.gates import evaluate_gates
 from evalcli.report import ReportFormat, render
 from evalcli.result import (
     AlignmentInfo,
+    ChangeGate,
     Gate,
     InputInfo,
     MetricResult,
@@ -71,7 +72,7 @@ def sample_result(gating: bool = True, baseline: bool = True) -> RunResult:
         d = diff_reports(base, to_dict(r), Gates(ChangeGate(max_drop=0.01),
                                                  {"log_loss": ChangeGate(max_drop=0.05)}),
                          base_name="accepted.json", cand_name="this run")
-        r.extra["baseline"] = d.to_dict()
+        r.baseline = d
         r.failures += d.failures
         r.passed = not r.failures if gating else True
     if not gating:

@@ -17,8 +17,7 @@ from evalcli.errors import ConfigError, MetricError, PluginError, clip
 from tests.conftest import CliResult
 
 if TYPE_CHECKING:
-    from evalcli.diff import Diff
-    from evalcli.result import RunResult
+    from evalcli.result import Diff, RunResult
 
 Cli = Callable[..., CliResult]
 
@@ -366,10 +365,11 @@ TICKS = "x`` <img src=y onerror=alert(5)> ``y"
 
 
 def _hostile_result() -> tuple[RunResult, Diff]:
-    from evalcli.diff import ChangeGate, Gates, diff_reports
-    from evalcli.gates import evaluate_gates
+    from evalcli.decide.diff import Gates, diff_reports
+    from evalcli.decide.gates import evaluate_gates
     from evalcli.result import (
         AlignmentInfo,
+        ChangeGate,
         Gate,
         InputInfo,
         MetricResult,
@@ -407,7 +407,7 @@ def _hostile_result() -> tuple[RunResult, Diff]:
             x["value"] += 0.2
     d = diff_reports(base, to_dict(r), Gates(ChangeGate(max_drop=0.01)),
                      base_name=f"{IMG}{TICKS}.json", cand_name=SCRIPT)
-    r.extra["baseline"] = d.to_dict()
+    r.baseline = d
     r.failures += d.failures
     r.passed = not r.failures
     return r, d
@@ -487,7 +487,7 @@ def test_markdown_diff_draws_no_html_from_data() -> None:
     from evalcli.report.markdown import render_diff
 
     _r, d = _hostile_result()
-    parsed = _rendered(render_diff(d.to_dict()))
+    parsed = _rendered(render_diff(d))
     tags = {t for t, _ in parsed.tags}
     assert tags <= SAFE_TAGS, tags - SAFE_TAGS
     assert _attributes(parsed) <= {"style=text-align:right"}

@@ -407,7 +407,7 @@ def emit(result: RunResult, fmt: str, targets: Targets | None = None, quiet: boo
     if verbose:
         say(f"engine {result.engine}; {result.alignment.matched:,} rows matched", style="dim")
     if not quiet:
-        from evalcli.gates import summary
+        from evalcli.decide.gates import summary
 
         line = summary(result)
         style = "green" if line.startswith("passed") else (

@@ -6,11 +6,14 @@ import json
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from evalcli.cli.common import examples, stdout, user_errors
+
+if TYPE_CHECKING:
+    from evalcli.result import Diff
 
 EPILOG = examples(
     "evalcli diff accepted.json report.json",
@@ -67,7 +70,12 @@ def diff(
     Each metric's change (candidate − baseline) is marked better or worse by the metric's
     direction; gates limit how much a metric may drop or require it to improve.
     """
-    from evalcli.diff import diff_reports, gates_from_options, load_report, parse_gate_option
+    from evalcli.decide.diff import (
+        diff_reports,
+        gates_from_options,
+        load_report,
+        parse_gate_option,
+    )
     from evalcli.errors import EXIT_GATE_FAILED, EXIT_OK
 
     default: dict[str, float | None] = {}
@@ -85,7 +93,7 @@ def diff(
     if output is not None:  # before reading: never over an input, in a writable folder
         _check_output(output, [baseline, candidate])
     d = diff_reports(load_report(baseline), load_report(candidate), gates,
-                     base_name=str(baseline), cand_name=str(candidate)).to_dict()
+                     base_name=str(baseline), cand_name=str(candidate))
     if output is not None:
         _write(d, output)
     if format == DiffFormat.table:
@@ -93,12 +101,12 @@ def diff(
 
         stdout().print(diff_renderable(d))
     elif format == DiffFormat.json:
-        sys.stdout.write(json.dumps(d, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps(d.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
         from evalcli.report.markdown import render_diff
 
         sys.stdout.write(render_diff(d))
-    raise typer.Exit(int(EXIT_OK if d["passed"] else EXIT_GATE_FAILED))
+    raise typer.Exit(int(EXIT_OK if d.passed else EXIT_GATE_FAILED))
 
 
 DIFF_SUFFIXES = (".json", ".md", ".markdown")
@@ -116,11 +124,11 @@ def _check_output(path: Path, inputs: list[Path]) -> None:
     check_file(path, "diff", [str(p) for p in inputs])
 
 
-def _write(d: dict[str, object], path: Path) -> None:
+def _write(d: Diff, path: Path) -> None:
     from evalcli.report.outputs import commit, text_writer
 
     if path.suffix.lower() == ".json":
-        text = json.dumps(d, indent=2, ensure_ascii=False) + "\n"
+        text = json.dumps(d.to_dict(), indent=2, ensure_ascii=False) + "\n"
     else:
         from evalcli.report.markdown import render_diff
 

@@ -27,14 +27,15 @@ def validate(
     from rich.markup import escape
 
     from evalcli.config import load_config
+    from evalcli.decide.gates import segment_gates
     from evalcli.metrics.registry import on_plugin_file
     from evalcli.result import display_path
-    from evalcli.runner import prepare, segment_gates
+    from evalcli.runner import prepare
 
     cfg = load_config(config)
     with on_plugin_file(lambda path: None if quiet else say(f"running plugin code: {path}")):
         prep = prepare(cfg)
-    seg_gates = segment_gates(cfg, prep.plan)
+    seg_gates = segment_gates(cfg, [pm.id for pm in prep.plan.metrics])
     a = prep.aligned
     out = stdout()
     out.print(f"[green]✓[/] {escape(str(config))}: task {cfg.task}, "

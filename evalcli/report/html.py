@@ -12,14 +12,13 @@ is a matrix), the comparison with the baseline, the inputs.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from html import escape
-from typing import Any
 
 from evalcli._version import __version__
 from evalcli.report import format_signed
 from evalcli.report.markdown import CHANGE, fmt, gate_count
-from evalcli.result import SCHEMA_VERSION, MetricResult, RunResult
+from evalcli.result import SCHEMA_VERSION, Diff, MetricResult, RunResult
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 MAX_SEGMENT_ROWS = 200
@@ -119,8 +118,6 @@ def _gate_status(r: RunResult, passed: bool | None, failure: str | None) -> str:
 def _gates(r: RunResult) -> str:
     """Every gate the verdict counts (:func:`~evalcli.report.markdown.gate_count`), one row
     each: the overall ones, each segment's, and the gates on the change from the baseline."""
-    from evalcli.diff import ChangeGate
-
     rows: list[list[str]] = []
     for m in r.metrics:
         if m.gate is not None:
@@ -133,19 +130,15 @@ def _gates(r: RunResult) -> str:
                 rows.append([f"<code>{escape(overall.id)}</code>",
                              f"segment {escape(s.label)}", escape(m.gate.describe()),
                              _num(m.value), _gate_status(r, m.passed, m.failure)])
-    base = r.extra.get("baseline")
-    for x in base.get("metrics", []) if isinstance(base, dict) else []:
-        if "gate" in x:
-            g = x.get("gate") or {}
-            # the change the gate reads: relative (of the baseline) when all its bounds are
-            relative = bool(g) and all("relative" in k for k, v in g.items() if v is not None)
-            change = x.get("relative") if relative else x.get("delta")
-            shown = ("0.00%" if change == 0 else f"{100 * change:+.2f}%") if relative \
-                else format_signed(change)
-            rows.append([f"<code>{escape(x['id'])}</code>", "change from the baseline",
-                         escape(ChangeGate.from_mapping(g).describe()) if g else "",
-                         _num(None) if change is None else escape(shown),
-                         _gate_status(r, x.get("passed"), x.get("failure"))])
+    for x, g in r.baseline.gated if r.baseline is not None else []:
+        # the change the gate reads: relative (of the baseline) when all its bounds are
+        change = x.relative if g.relative else x.delta
+        shown = _num(None) if change is None else escape(
+            ("0.00%" if change == 0 else f"{100 * change:+.2f}%") if g.relative
+            else format_signed(change))
+        rows.append([f"<code>{escape(x.id)}</code>", "change from the baseline",
+                     escape(g.describe()), shown,
+                     _gate_status(r, x.passed, x.failure)])
     if not rows:
         return ""
     header = ["metric", "applies to", "gate", "value", "status"]
@@ -153,7 +146,7 @@ def _gates(r: RunResult) -> str:
     notes = []
     if len(rows) > MAX_GATE_ROWS:
         notes.append(f"{len(rows) - MAX_GATE_ROWS:,} more gates in the JSON report.")
-    if isinstance(base, dict) and rows[-1][1] == "change from the baseline":
+    if r.baseline is not None and rows[-1][1] == "change from the baseline":
         notes.append("value: the metric's value, overall or in the segment; for a gate on the "
                      "change from the baseline, the change Δ = this run − baseline (relative "
                      "to the baseline for a relative gate).")
@@ -355,31 +348,29 @@ def _segment_plots(r: RunResult) -> list[str]:
     return out
 
 
-def _baseline(d: Mapping[str, Any]) -> str:
-    from evalcli.diff import ChangeGate
-
-    gated = any("gate" in x for x in d["metrics"])
+def _baseline(d: Diff) -> str:
+    gated = bool(d.gated)
     header = ["metric", "baseline", "this run", "Δ (this run − baseline)", "Δ%", "change"]
     header += ["gate", "status"] if gated else []
     rows = []
-    for x in d["metrics"]:
-        cls = {"better": "better", "worse": "worse"}.get(x["change"], "dim")
-        row = [f"<code>{escape(x['id'])}</code>",
-               "" if x["change"] == "new" else _num(x["baseline"]),
-               "" if x["change"] == "removed" else _num(x["candidate"]),
-               escape(format_signed(x["delta"])),
-               "" if x["relative"] is None else "0.00%" if x["relative"] == 0
-               else f"{100 * x['relative']:+.2f}%",
-               f'<span class="{cls}">{escape(CHANGE.get(x["change"], x["change"]))}</span>']
+    for x in d.metrics:
+        cls = {"better": "better", "worse": "worse"}.get(x.change, "dim")
+        row = [f"<code>{escape(x.id)}</code>",
+               "" if x.change == "new" else _num(x.baseline),
+               "" if x.change == "removed" else _num(x.candidate),
+               escape(format_signed(x.delta)),
+               "" if x.relative is None else "0.00%" if x.relative == 0
+               else f"{100 * x.relative:+.2f}%",
+               f'<span class="{cls}">{escape(CHANGE.get(x.change, x.change))}</span>']
         if gated:
-            g = x.get("gate")
-            row += [escape(ChangeGate.from_mapping(g).describe()) if g else "",
-                    _status(x.get("passed"), x.get("failure"), g is not None)]
+            g = x.gate
+            row += [escape(g.describe()) if g is not None else "",
+                    _status(x.passed, x.failure, g is not None)]
         rows.append(row)
     kinds = [TEXT, NUM, NUM, NUM, NUM, NOWRAP] + ([NOWRAP, NOWRAP] if gated else [])
-    notes = "".join(f'<p class="dim">{escape(n)}</p>' for n in d.get("notes", []))
+    notes = "".join(f'<p class="dim">{escape(n)}</p>' for n in d.notes)
     return (f'<section id="baseline"><h2>Compared with the baseline '
-            f"<code>{escape(str(d['baseline']))}</code></h2>"
+            f"<code>{escape(d.baseline)}</code></h2>"
             f"{_table(header, rows, kinds)}{notes}</section>")
 
 
@@ -404,13 +395,12 @@ def render(r: RunResult) -> str:
     figs = plots(r)
     plot_section = (f'<section id="plots"><h2>Plots</h2><div class="plots">{"".join(figs)}'
                     "</div></section>" if figs else "")
-    base = r.extra.get("baseline")
     title = f"evalcli · {r.task} — " + (
         "passed" if r.passed and r.gating else "gating off" if not r.gating
         else f"{len(r.failures)} gate(s) failed")
     body = "".join([
         _verdict(r), _failures(r), _gates(r), _metrics(r), plot_section, _segments(r),
-        _baseline(base) if isinstance(base, dict) else "", _inputs(r),
+        _baseline(r.baseline) if r.baseline is not None else "", _inputs(r),
     ])
     return (
         "<!DOCTYPE html>\n"

@@ -11,11 +11,9 @@ of the first suite. No timestamps or host names: the same result gives the same 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping
-from typing import Any
 
 from evalcli._version import __version__
-from evalcli.result import SCHEMA_VERSION, MetricResult, RunResult
+from evalcli.result import SCHEMA_VERSION, Diff, MetricResult, RunResult
 
 
 def _num(v: float | None) -> str:
@@ -64,21 +62,15 @@ def _finish(suite: ET.Element) -> tuple[int, int, int]:
     return len(cases), failures, skipped
 
 
-def _baseline_cases(suite: ET.Element, classname: str, d: Mapping[str, Any],
-                    gating: bool) -> None:
-    from evalcli.diff import ChangeGate
-
-    for x in d.get("metrics", []):
-        if "gate" not in x:
-            continue
-        gate = ChangeGate.from_mapping(x["gate"]).describe()
-        rel = f" ({100 * x['relative']:+.2f}%)" if x.get("relative") is not None else ""
-        delta = f"{x['delta']:+.6g}" if x.get("delta") is not None else "undefined"
-        detail = (f"{x['id']}: baseline {_num(x['baseline'])}, candidate "
-                  f"{_num(x['candidate'])}, change {delta}{rel} ({x['change']}); gate {gate}")
-        message = f"{x['id']} vs baseline: {x['failure']} (gate {gate})" if x.get(
-            "failure") else detail
-        _case(suite, classname, f"{x['id']} vs baseline: {gate}", x.get("passed"), message,
+def _baseline_cases(suite: ET.Element, classname: str, d: Diff, gating: bool) -> None:
+    for x, g in d.gated:
+        gate = g.describe()
+        rel = f" ({100 * x.relative:+.2f}%)" if x.relative is not None else ""
+        delta = f"{x.delta:+.6g}" if x.delta is not None else "undefined"
+        detail = (f"{x.id}: baseline {_num(x.baseline)}, candidate "
+                  f"{_num(x.candidate)}, change {delta}{rel} ({x.change}); gate {gate}")
+        message = f"{x.id} vs baseline: {x.failure} (gate {gate})" if x.failure else detail
+        _case(suite, classname, f"{x.id} vs baseline: {gate}", x.passed, message,
               detail, gating)
 
 
@@ -107,11 +99,10 @@ def render(r: RunResult) -> str:
         for f in missing:
             _case(seg, f"evalcli.{r.task}.segments", f.split(":")[0], False, f, f, r.gating)
         suites.append(seg)
-    base = r.extra.get("baseline")
-    if isinstance(base, dict) and any("gate" in x for x in base.get("metrics", [])):
+    if r.baseline is not None and r.baseline.gated:
         b = _suite(root, f"evalcli.{r.task}.baseline")
-        b.set("file", str(base.get("baseline", "")))
-        _baseline_cases(b, f"evalcli.{r.task}.baseline", base, r.gating)
+        b.set("file", r.baseline.baseline)
+        _baseline_cases(b, f"evalcli.{r.task}.baseline", r.baseline, r.gating)
         suites.append(b)
     totals = [_finish(s) for s in suites]
     root.set("tests", str(sum(t[0] for t in totals)))

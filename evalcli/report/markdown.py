@@ -13,12 +13,11 @@ typed and never becomes HTML, a link, an image, another table cell or another li
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
 
 from evalcli._version import __version__
 from evalcli.report import alignment_facts, format_signed, format_value
-from evalcli.result import SCHEMA_VERSION, MetricResult, RunResult
+from evalcli.result import SCHEMA_VERSION, Diff, MetricResult, RunResult
 
 MAX_SEGMENT_ROWS = 50
 """Segments listed in the Markdown table (a pull-request comment has a size limit)."""
@@ -91,9 +90,8 @@ def _status(m: MetricResult) -> str:
 def gate_count(r: RunResult) -> int:
     n = sum(m.gate is not None for m in r.metrics)
     n += sum(m.gate is not None for s in r.segments for m in s.metrics)
-    base = r.extra.get("baseline")
-    if isinstance(base, dict):
-        n += sum("gate" in d for d in base.get("metrics", []))
+    if r.baseline is not None:
+        n += len(r.baseline.gated)
     return n
 
 
@@ -173,36 +171,34 @@ def _pct(v: float | None) -> str:
     return "0.00%" if v == 0 else f"{100 * v:+.2f}%"
 
 
-def diff_rows(d: Mapping[str, Any], candidate: str = "candidate") -> list[str]:
-    """The table of a diff (the dict of :meth:`evalcli.diff.Diff.to_dict`); the header says
-    the sign convention every output uses: Δ = candidate − baseline."""
-    from evalcli.diff import ChangeGate
-
-    gated = any("gate" in x for x in d["metrics"])
+def diff_rows(d: Diff, candidate: str = "candidate") -> list[str]:
+    """The table of a diff; the header says the sign convention every output uses:
+    Δ = candidate − baseline."""
+    gated = bool(d.gated)
     header = ["metric", "baseline", candidate, f"Δ ({candidate} − baseline)", "Δ%", "change"]
     header += ["gate", "status"] if gated else []
     rows = []
-    for x in d["metrics"]:
-        row = [code(x["id"]), "" if x["change"] == "new" else escape(fmt(x["baseline"])),
-               "" if x["change"] == "removed" else escape(fmt(x["candidate"])),
-               escape(_signed(x["delta"])), escape(_pct(x["relative"])),
-               escape(CHANGE.get(x["change"], x["change"]))]
+    for x in d.metrics:
+        row = [code(x.id), "" if x.change == "new" else escape(fmt(x.baseline)),
+               "" if x.change == "removed" else escape(fmt(x.candidate)),
+               escape(_signed(x.delta)), escape(_pct(x.relative)),
+               escape(CHANGE.get(x.change, x.change))]
         if gated:
-            g = x.get("gate")
-            row += [escape(ChangeGate.from_mapping(g).describe()) if g else "",
-                    "" if g is None else (f"{PASS} pass" if x["passed"] else f"{FAIL} FAIL")]
+            g = x.gate
+            row += [escape(g.describe()) if g is not None else "",
+                    "" if g is None else (f"{PASS} pass" if x.passed else f"{FAIL} FAIL")]
         rows.append(row)
     out = table(header, rows, "lrrrrl" + ("ll" if gated else ""))
-    segs = d.get("segments") or []
+    segs = d.segments
     if segs:
-        worse = sorted((x for x in segs if x["change"] == "worse"),
-                       key=lambda x: -abs(x["relative"] if x["relative"] is not None
-                                          else x["delta"] or 0.0))
+        worse = sorted((x for x in segs if x.change == "worse"),
+                       key=lambda x: -abs(x.relative if x.relative is not None
+                                          else x.delta or 0.0))
         out += ["", f"Segments: {len(worse)} of {len(segs)} segment values got worse"
                 + (" — largest: " + ", ".join(
-                    f"{code(x['id'])} [{escape(x['segment'])}] {escape(_signed(x['delta']))}"
+                    f"{code(x.id)} [{escape(x.segment)}] {escape(_signed(x.delta))}"
                     for x in worse[:5]) if worse else "") + "."]
-    out += [f"_{escape(n)}_" for n in d.get("notes", [])]
+    out += [f"_{escape(n)}_" for n in d.notes]
     return out
 
 
@@ -244,28 +240,26 @@ def render(r: RunResult) -> str:
     lines = [verdict(r), ""]
     lines += metrics_section(r)
     lines += segments_section(r)
-    base = r.extra.get("baseline")
-    if isinstance(base, dict):
-        lines += ["", f"### Compared with the baseline {code(base['baseline'])}", ""]
-        lines += diff_rows(base, "this run")
+    if r.baseline is not None:
+        lines += ["", f"### Compared with the baseline {code(r.baseline.baseline)}", ""]
+        lines += diff_rows(r.baseline, "this run")
     lines += failures_section(r.failures)
     lines += inputs_section(r)
     lines += footer(r.engine)
     return "\n".join(lines)
 
 
-def render_diff(d: Mapping[str, Any]) -> str:
+def render_diff(d: Diff) -> str:
     """The Markdown of ``evalcli diff``."""
-    gated = any("gate" in x for x in d["metrics"])
-    if not gated:
+    if not d.gated:
         head = "## evalcli diff — no gates"
-    elif d["passed"]:
+    elif d.passed:
         head = f"## {PASS} evalcli diff — passed"
     else:
-        head = f"## {FAIL} evalcli diff — {len(d['failures'])} gate(s) failed"
-    lines = [head, "", f"{code(d['candidate'])} compared with {code(d['baseline'])} "
-             f"({escape(d['task'])})", ""]
+        head = f"## {FAIL} evalcli diff — {len(d.failures)} gate(s) failed"
+    lines = [head, "", f"{code(d.candidate)} compared with {code(d.baseline)} "
+             f"({escape(d.task)})", ""]
     lines += diff_rows(d)
-    lines += failures_section(d["failures"])
+    lines += failures_section(d.failures)
     lines += footer()
     return "\n".join(lines)

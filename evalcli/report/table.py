@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from evalcli.report import alignment_facts, format_signed, format_value
-from evalcli.result import MetricResult, RunResult
+from evalcli.result import ChangeGate, Delta, Diff, MetricResult, RunResult
 
 
 def fmt_value(v: float | None) -> str:
@@ -529,61 +529,57 @@ CHANGE_STYLE = {"better": ("▲ better", "green"), "worse": ("▼ worse", "red")
 DIFF_LEGEND = "Δ = candidate − baseline; ▲ better  ▼ worse  = same, by each metric's direction"
 
 
-def _describe_change(g: Mapping[str, float] | None) -> str:
-    if not g:
-        return ""
-    from evalcli.diff import ChangeGate
-
-    return ChangeGate.from_mapping(g).describe()
+def _describe_change(g: ChangeGate | None) -> str:
+    return "" if g is None else g.describe()
 
 
-def _diff_grid(d: Mapping[str, Any], gate_column: bool) -> Grid:
-    gated = any("gate" in x for x in d["metrics"])
+def _diff_grid(d: Diff, gate_column: bool) -> Grid:
+    gated = bool(d.gated)
     cols = [Col("metric"), Col("baseline", "right"), Col("candidate", "right"),
             Col("Δ", "right"), Col("Δ %", "right")]
     cols += [Col("gate", wrap=True)] if gate_column else []
     cols += [Col("status")] if gated else []
     g = Grid(cols, box=boxes.SIMPLE_HEAVY, pad_edge=False)
-    for x in d["metrics"]:
-        label, style = CHANGE_STYLE.get(x["change"], (x["change"], ""))
-        arrow = label.split()[0] if x["delta"] is not None else ""
-        change = f"{arrow} {_signed(x['delta'])}" if x["delta"] is not None else label
+    for x in d.metrics:
+        label, style = CHANGE_STYLE.get(x.change, (x.change, ""))
+        arrow = label.split()[0] if x.delta is not None else ""
+        change = f"{arrow} {_signed(x.delta)}" if x.delta is not None else label
         row: list[Cell] = [
-            Text(x["id"]), "" if x["change"] == "new" else fmt_value(x["baseline"]),
-            "" if x["change"] == "removed" else fmt_value(x["candidate"]),
-            Text(change, style=style), Text(_pct(x["relative"]), style=style)]
+            Text(x.id), "" if x.change == "new" else fmt_value(x.baseline),
+            "" if x.change == "removed" else fmt_value(x.candidate),
+            Text(change, style=style), Text(_pct(x.relative), style=style)]
         if gate_column:
-            row.append(_describe_change(x.get("gate")))
+            row.append(_describe_change(x.gate))
         if gated:
-            row.append(Text("") if "gate" not in x else
-                       Text("pass", style="green") if x["passed"] else
+            row.append(Text("") if x.gate is None else
+                       Text("pass", style="green") if x.passed else
                        Text("FAIL", style="bold red"))
         g.add_row(*row)
     return g
 
 
-def _gate_lines(d: Mapping[str, Any]) -> RenderableType:
+def _gate_lines(d: Diff) -> RenderableType:
     """The change gates below the table, one line per gate with the metrics it holds for."""
     by_gate: dict[str, list[str]] = {}
-    for x in d["metrics"]:
-        if "gate" in x:
-            by_gate.setdefault(_describe_change(x["gate"]), []).append(x["id"])
+    for x, g in d.gated:
+        by_gate.setdefault(g.describe(), []).append(x.id)
     return Group(*(Text(f"gate {gate}: {', '.join(ids)}", style="dim")
                    for gate, ids in by_gate.items()))
 
 
-def diff_table(d: Mapping[str, Any], title: str | None = None) -> RenderableType:
-    """The deltas of a diff (the dict of :meth:`evalcli.diff.Diff.to_dict`): with a gate
-    column when the gates differ between metrics and it fits, else the gates below."""
-    gated = any("gate" in x for x in d["metrics"])
-    gates = {tuple(sorted(x["gate"].items())) for x in d["metrics"] if "gate" in x}
-    common = len(gates) == 1 and all("gate" in x or x["change"] == "new" for x in d["metrics"])
+def diff_table(d: Diff, title: str | None = None) -> RenderableType:
+    """The deltas of a diff: with a gate column when the gates differ between metrics and it
+    fits, else the gates below."""
+    gated = bool(d.gated)
+    gates = {tuple(sorted(x.gate.to_dict().items())): x.gate
+             for x in d.metrics if x.gate is not None}
+    common = len(gates) == 1 and all(x.gate is not None or x.change == "new" for x in d.metrics)
     verdict = ""
     if gated:
-        verdict = " — passed" if d["passed"] else f" — {len(d['failures'])} gate(s) failed"
+        verdict = " — passed" if d.passed else f" — {len(d.failures)} gate(s) failed"
         if common:
-            verdict += f" (every metric: {_describe_change(dict(next(iter(gates))))})"
-    head = Text((title or f"{d['candidate']} vs {d['baseline']}") + verdict)
+            verdict += f" (every metric: {_describe_change(next(iter(gates.values())))})"
+    head = Text((title or f"{d.candidate} vs {d.baseline}") + verdict)
     legend = Text(DIFF_LEGEND, style="dim")
     if not gated or common:
         grid = _diff_grid(d, gate_column=False)
@@ -602,26 +598,25 @@ def diff_table(d: Mapping[str, Any], title: str | None = None) -> RenderableType
                                     last=lambda w: _group(narrow.table(), _gate_lines(d))))
 
 
-def diff_renderable(d: Mapping[str, Any], title: str | None = None,
+def diff_renderable(d: Diff, title: str | None = None,
                     failures: bool = True) -> RenderableType:
     items: list[RenderableType] = [diff_table(d, title), Text("")]
-    if d.get("segments"):
-        worse = [x for x in d["segments"] if x["change"] == "worse"]
-        items.append(Text(f"segments: {len(worse)} of {len(d['segments'])} segment values "
+    if d.segments:
+        worse = [x for x in d.segments if x.change == "worse"]
+        items.append(Text(f"segments: {len(worse)} of {len(d.segments)} segment values "
                           "got worse" + (" (largest: " + ", ".join(
-                              f"{x['id']} [{x['segment']}] {_signed(x['delta'])}"
+                              f"{x.id} [{x.segment}] {_signed(x.delta)}"
                               for x in sorted(worse, key=_badness)[:3]) + ")" if worse else ""),
                           style="dim"))
-    for note in d.get("notes", []):
+    for note in d.notes:
         items.append(Text(note, style="dim"))
-    if failures and d.get("failures"):
-        items.append(Text("\n".join("✗ " + f for f in d["failures"]), style="red"))
+    if failures and d.failures:
+        items.append(Text("\n".join("✗ " + f for f in d.failures), style="red"))
     return Group(*items)
 
 
-def _badness(x: Mapping[str, Any]) -> float:
-    rel = x.get("relative")
-    v = float(rel if rel is not None else (x.get("delta") or 0.0))
+def _badness(x: Delta) -> float:
+    v = float(x.relative if x.relative is not None else (x.delta or 0.0))
     return -abs(v)
 
 
@@ -640,9 +635,9 @@ def renderable(r: RunResult) -> RenderableType:
         if notes:
             items.append(Text("n/a = undefined in the segment:\n  " + "\n  ".join(notes),
                               style="dim"))
-    base = r.extra.get("baseline")
-    if isinstance(base, dict):
-        items.append(diff_renderable(base, f"compared with the baseline {base['baseline']}",
+    if r.baseline is not None:
+        items.append(diff_renderable(r.baseline,
+                                     f"compared with the baseline {r.baseline.baseline}",
                                      failures=False))
     items.append(alignment_text(r))
     if r.failures and r.gating:

@@ -8,8 +8,13 @@ on a segment that is not in the data fails: a gate never passes because what it 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
+from evalcli.errors import ConfigError
 from evalcli.result import Gate, MetricResult, RunResult, SegmentResult
+
+if TYPE_CHECKING:
+    from evalcli.config import Config
 
 EVERY = "*"
 """The segment name of a gate that holds for every segment."""
@@ -73,6 +78,43 @@ def segment_gate(gates: Mapping[str, Gate], label: str) -> Gate | None:
     return gates.get(label) or gates.get(EVERY)
 
 
+def segment_gates(cfg: Config, ids: Sequence[str]) -> dict[str, dict[str, Gate]]:
+    """Per-segment gates by metric id and segment label (``*`` for every segment), from the
+    config's metric entries (``segments:``); ``ids`` are the planned metrics' ids, one for each
+    entry.
+
+    A label names one value of each ``group_by`` column, in any order and spacing; it is
+    written canonically, in the order of ``group_by``.
+    """
+    out: dict[str, dict[str, Gate]] = {}
+    entries, group_by = cfg.metrics, cfg.group_by
+    gated = [e for e in entries if e.segments]
+    if not gated:
+        return out
+    if not group_by:
+        raise ConfigError(f"metric '{gated[0].metric}' has per-segment gates "
+                          "('segments:'), but the config has no group_by",
+                          hint="add 'group_by: [column]' or remove 'segments:'")
+    for entry, id_ in zip(entries, ids, strict=True):
+        for label, g in (entry.segments or {}).items():
+            name = normalize_label(label)
+            if name != EVERY:
+                parts = dict(p.split("=", 1) for p in name.split(", ") if "=" in p)
+                if sorted(parts) != sorted(group_by) or len(parts) != name.count("=") \
+                        or name.count("=") != len(name.split(", ")):
+                    raise ConfigError(
+                        f"metric '{id_}': segment '{label}' does not name one value of each "
+                        f"group_by column ({', '.join(group_by)})",
+                        hint="write it as " + ", ".join(f"{c}=VALUE" for c in group_by)
+                        + ", or '*' for every segment")
+                name = ", ".join(f"{c}={parts[c]}" for c in group_by)
+            if g.min is None and g.max is None:
+                raise ConfigError(f"metric '{id_}': the gate for segment '{label}' has no "
+                                  "min or max")
+            out.setdefault(id_, {})[name] = Gate(min=g.min, max=g.max, segment=name)
+    return out
+
+
 def missing_segments(gates: Mapping[str, Mapping[str, Gate]],
                      segments: Sequence[SegmentResult]) -> list[str]:
     """Failure messages for gates naming a segment that the data does not have."""
@@ -122,9 +164,8 @@ def summary(result: RunResult) -> str:
     """
     n_gates = sum(m.gate is not None for m in result.metrics)
     n_gates += sum(m.gate is not None for s in result.segments for m in s.metrics)
-    base = result.extra.get("baseline")
-    if isinstance(base, dict):
-        n_gates += sum(d.get("gate") is not None for d in base.get("metrics", []))
+    if result.baseline is not None:
+        n_gates += len(result.baseline.gated)
     n = f"{len(result.metrics)} metric{'s' if len(result.metrics) != 1 else ''}"
     if not n_gates:
         return f"done: {n}, no gates"

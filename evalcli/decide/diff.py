@@ -16,6 +16,9 @@ delta is exactly 0, so float noise never shows as a tiny signed number nor fails
 never passes on an undefined value or on a metric missing from the candidate.
 Reports compare only when their ``schema_version``, task, task options and the parameters of
 each shared metric id agree: anything else is an error, never a misleading diff.
+
+The outcome is a :class:`~evalcli.result.Diff` of :class:`~evalcli.result.Delta` values, each
+with its :class:`~evalcli.result.ChangeGate`: data of the result model, which the writers read.
 """
 
 from __future__ import annotations
@@ -27,47 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from evalcli.errors import ConfigError, InputDataError, clip, did_you_mean
-
-GATE_KEYS = ("max_drop", "max_relative_drop", "min_improvement", "min_relative_improvement")
-
-
-@dataclass
-class ChangeGate:
-    """Gates on the gain of one metric (see the module docstring)."""
-
-    max_drop: float | None = None
-    max_relative_drop: float | None = None
-    min_improvement: float | None = None
-    min_relative_improvement: float | None = None
-
-    @classmethod
-    def from_mapping(cls, m: Mapping[str, Any]) -> ChangeGate:
-        return cls(**{k: (float(m[k]) if m.get(k) is not None else None) for k in GATE_KEYS})
-
-    def __bool__(self) -> bool:
-        return any(getattr(self, k) is not None for k in GATE_KEYS)
-
-    def describe(self) -> str:
-        """Readable form.
-
-        >>> ChangeGate(max_drop=0.01, max_relative_drop=0.02).describe()
-        'drop <= 0.01 and relative drop <= 2%'
-        >>> ChangeGate(min_improvement=0).describe()
-        'improvement >= 0'
-        """
-        parts = []
-        if self.max_drop is not None:
-            parts.append(f"drop <= {self.max_drop:g}")
-        if self.max_relative_drop is not None:
-            parts.append(f"relative drop <= {100 * self.max_relative_drop:g}%")
-        if self.min_improvement is not None:
-            parts.append(f"improvement >= {self.min_improvement:g}")
-        if self.min_relative_improvement is not None:
-            parts.append(f"relative improvement >= {100 * self.min_relative_improvement:g}%")
-        return " and ".join(parts)
-
-    def to_dict(self) -> dict[str, float]:
-        return {k: v for k in GATE_KEYS if (v := getattr(self, k)) is not None}
+from evalcli.result import ChangeGate, Delta, Diff
 
 
 @dataclass
@@ -79,66 +42,7 @@ class Gates:
 
     def for_id(self, id_: str) -> ChangeGate | None:
         g = self.per_metric.get(id_, self.default)
-        return g if g else None
-
-
-@dataclass
-class Delta:
-    """One metric (overall, or in one segment) in both reports."""
-
-    id: str
-    metric: str
-    direction: str
-    baseline: float | None
-    candidate: float | None
-    delta: float | None = None
-    relative: float | None = None
-    change: str = "undefined"
-    """better, worse, same, undefined (a value is missing), new or removed."""
-    segment: str | None = None
-    gate: ChangeGate | None = None
-    passed: bool | None = None
-    failure: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "id": self.id, "metric": self.metric, "direction": self.direction,
-            "baseline": self.baseline, "candidate": self.candidate, "delta": self.delta,
-            "relative": self.relative, "change": self.change,
-        }
-        if self.segment is not None:
-            out["segment"] = self.segment
-        if self.gate is not None:
-            out["gate"] = self.gate.to_dict()
-            out["passed"] = self.passed
-            if self.failure:
-                out["failure"] = self.failure
-        return out
-
-
-@dataclass
-class Diff:
-    """The comparison of a candidate report with a baseline."""
-
-    baseline: str
-    candidate: str
-    task: str
-    metrics: list[Delta]
-    segments: list[Delta] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    failures: list[str] = field(default_factory=list)
-
-    @property
-    def passed(self) -> bool:
-        return not self.failures
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "baseline": self.baseline, "candidate": self.candidate, "task": self.task,
-            "passed": self.passed, "failures": self.failures, "notes": self.notes,
-            "metrics": [d.to_dict() for d in self.metrics],
-            "segments": [d.to_dict() for d in self.segments],
-        }
+        return g if g.active else None
 
 
 # --------------------------------------------------------------------------- reading
@@ -393,7 +297,7 @@ def _diff_segments(base: Mapping[str, Any], cand: Mapping[str, Any], out: Diff) 
 def gates_from_options(default: Mapping[str, float | None],
                        per_metric: Sequence[tuple[str, str, float]]) -> Gates:
     """Gates from command-line options: values for all metrics and (key, id, value) triples."""
-    g = Gates(ChangeGate.from_mapping(default))
+    g = Gates(ChangeGate.of(default))
     for key, id_, value in per_metric:
         cur = g.per_metric.setdefault(id_, ChangeGate())
         setattr(cur, key, value)
