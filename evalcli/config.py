@@ -302,6 +302,11 @@ class SparkSettings(Strict):
         "Spark application, else start one from master and conf; required: fail unless a "
         "session is active"
     )
+    log: Literal["quiet", "console"] = Field(
+        "quiet", description="quiet: the output of a Spark evalcli starts goes to a temporary "
+        "file (a failed start shows its end); console: Spark logs on stderr, as with -v or "
+        "when conf sets spark.log.level"
+    )
 
 
 class Config(Strict):

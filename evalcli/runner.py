@@ -81,12 +81,15 @@ class Prepared:
     """The engine the run uses, its inputs opened (engine spark: the session, the DataFrames)."""
 
 
-def prepare(cfg: Config, frames: Mapping[str, pl.LazyFrame] | None = None) -> Prepared:
+def prepare(cfg: Config, frames: Mapping[str, pl.LazyFrame] | None = None,
+            say: Callable[[str], None] | None = None) -> Prepared:
     """Plan the metrics and align the inputs (reads schemas only). Used by run and validate."""
     reg = registry_for(cfg)
     plan = make_plan(reg, cfg.task, cfg.metrics, cfg.options)
     inputs = inputs_of(cfg, plan.task, frames)
     engine = choose_engine(cfg.engine, inputs, cfg.spark)
+    if engine.starting and say is not None:
+        say(engine.starting)
     inputs = engine.prepare(plan, inputs)
     aligned = align(plan.task, inputs)
     default_metrics(reg, plan, aligned.roles)
@@ -111,7 +114,7 @@ def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
     say = progress or (lambda _msg: None)
     targets = output_targets(cfg) if write_per_query and cfg.per_query is not None else None
     say("reading the inputs' schemas and aligning them")
-    prep = prepare(cfg, frames)
+    prep = prepare(cfg, frames, say)
     seg_gates = segment_gates(cfg, [pm.id for pm in prep.plan.metrics])
     task = prep.plan.task
     asks = Asks(curves=curves or cfg.curves is not None, per_query=cfg.per_query is not None)
@@ -199,9 +202,13 @@ def run_path(path: Path, *, predictions: str | None = None, truth: str | None = 
 
 def override(cfg: Config, *, predictions: str | None = None, truth: str | None = None,
              metrics: Sequence[str] = (), baseline: str | None = None,
-             engine: str | None = None, per_query: str | None = None) -> Config:
-    """Command-line overrides of a config's inputs (paths as given, relative to the cwd)."""
+             engine: str | None = None, per_query: str | None = None,
+             verbose: bool = False) -> Config:
+    """Command-line overrides of a config's inputs (paths as given, relative to the cwd);
+    ``verbose`` (``-v``) also shows Spark's own log."""
     update: dict[str, object] = {}
+    if verbose:
+        update["spark"] = cfg.spark.model_copy(update={"log": "console"})
     if engine is not None:
         update["engine"] = engine
     if baseline is not None:

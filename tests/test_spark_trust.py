@@ -281,6 +281,31 @@ def test_local_run_by_path_uses_its_own_python(files, bare_python, tmp_path):
     proc = run_by_path(cfg, tmp_path, user_env(bare_python))
     assert_same_values(proc, polars_report(config(files), tmp_path))
     assert "Traceback" not in proc.stderr and "FutureWarning" not in proc.stderr, proc.stderr
+    # (issue 16, 2) the JVM's start-up lines stay out of the terminal
+    for noise in ("log4j", "WARN", "incubator", "NativeCodeLoader", "setLogLevel"):
+        assert noise not in proc.stderr, proc.stderr
+
+
+def test_a_failed_start_says_what_the_jvm_said(files, tmp_path):
+    """(issue 16, 2) the JVM's output goes to a log; a start that fails shows its end."""
+    cfg = config(files, {"master": "local[1]",
+                         "conf": {"spark.driver.memory": "12x"}})  # not a size
+    proc = run_by_path(cfg, tmp_path, {**os.environ, "NO_COLOR": "1"})
+    assert proc.returncode == 2, proc.stderr
+    err = proc.stderr
+    assert err.startswith("error: Spark could not start (master local[1])"), err
+    assert "Spark said:" in err and "12x" in err, err
+    assert "Traceback" not in err
+
+
+def test_verbose_shows_sparks_log():
+    from evalcli.runner import override
+
+    cfg = parse_config({"task": "binary", "predictions": "p.csv", "engine": "spark"}, "t",
+                       Path("."))
+    assert cfg.spark.log == "quiet"
+    assert override(cfg, verbose=True).spark.log == "console"
+    assert override(cfg).spark.log == "quiet"
 
 
 # --------------------------------------------------------------------------- standalone cluster

@@ -110,6 +110,8 @@ def compare(
         cfg = override(cfg, engine=engine.value)
     if per_query is not None:
         cfg = override(cfg, per_query=str(per_query))
+    if verbose:
+        cfg = override(cfg, verbose=True)
     outputs = list(output or [])
     targets = output_targets(cfg, outputs,
                              (curves, curves_format.value) if curves is not None else None)

@@ -111,7 +111,7 @@ def run(
 
     cfg = override(load_config(config), predictions=predictions, truth=truth,
                    baseline=baseline, engine=engine.value if engine else None,
-                   per_query=str(per_query) if per_query else None)
+                   per_query=str(per_query) if per_query else None, verbose=verbose)
     outputs = [Path(cfg.resolve(p)) for p in cfg.report] + list(output or [])
     curves_to = curves_target(cfg, curves, curves_format)
     targets = output_targets(cfg, outputs, curves_to, also_inputs=[config])

@@ -28,6 +28,11 @@ class Engine(Protocol):
     """``polars``, ``streaming`` or ``spark``: what the report says and metrics may ask
     (:attr:`evalcli.metrics.base.Context.engine`)."""
 
+    @property
+    def starting(self) -> str:
+        """What a progress display says while the engine starts (empty: nothing to start)."""
+        ...
+
     def prepare(self, plan: Plan, inputs: Inputs) -> Inputs:
         """Before any row is read: refuse what this engine cannot run, open the inputs, and
         return them as :func:`evalcli.engine.align.align` should see them."""

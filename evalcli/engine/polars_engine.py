@@ -28,6 +28,7 @@ class PolarsEngine:
 
     name: str = "polars"
     """``polars`` (in memory) or ``streaming``."""
+    starting: str = ""
 
     def prepare(self, plan: Plan, inputs: Inputs) -> Inputs:
         return inputs  # Polars scans the files itself, lazily

@@ -200,11 +200,15 @@ def session(settings: SparkSettings) -> SparkSession:
     builder = SparkSession.builder.master(settings.master).appName(settings.app_name)
     for key, value in conf.items():
         builder = builder.config(key, value)
+    quiet = settings.log == "quiet" and "spark.log.level" not in settings.conf
+    log = _log_file() if quiet else None
     try:
         with _environ(env), _quiet():
+            if log is not None:
+                _launch_gateway(settings, conf, log)
             spark = builder.getOrCreate()
     except Exception as exc:  # the JVM did not start: Java missing, bad master URL, ...
-        text = first_line(exc)
+        text = first_line(exc) + _log_tail(log)
         if "master url" in text.lower():
             hint = ("spark.master must be local[*], local[N], spark://HOST:PORT, yarn or "
                     "k8s://https://HOST:PORT")
@@ -217,6 +221,59 @@ def session(settings: SparkSettings) -> SparkSession:
         spark.sparkContext.setLogLevel("ERROR")
         _silence(spark, QUIET_LOGGERS)
     return spark
+
+
+_LOGS: list[str] = []
+
+
+def _log_file() -> str:
+    """Where the JVM a quiet session starts writes its output (removed at exit)."""
+    import atexit
+    import tempfile
+
+    fd, path = tempfile.mkstemp(prefix="evalcli-spark-", suffix=".log")
+    os.close(fd)
+    if not _LOGS:
+        atexit.register(_remove_logs)
+    _LOGS.append(path)
+    return path
+
+
+def _remove_logs() -> None:
+    for f in _LOGS:
+        with contextlib.suppress(OSError):
+            os.unlink(f)
+
+
+def _launch_gateway(settings: SparkSettings, conf: Mapping[str, str], log: str) -> None:
+    """Start the JVM with its standard output and error in ``log``: Spark's start-up lines
+    (the log4j profile, the host's address, native libraries, the JVM's incubator modules)
+    and its Python workers' output stay out of the terminal, and out of a report printed on
+    stdout. Evalcli's own messages say what went wrong; a failed start shows the log's end.
+    Nothing to do when a JVM is already running in this process."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None:
+        return
+    spark_conf = SparkConf(loadDefaults=False).setMaster(settings.master) \
+        .setAppName(settings.app_name)
+    for key, value in conf.items():
+        spark_conf.set(key, value)
+    with open(log, "ab") as out:
+        gateway = launch_gateway(  # type: ignore[no-untyped-call]
+            spark_conf, popen_kwargs={"stdout": out, "stderr": out})
+    SparkContext._ensure_initialized(gateway=gateway)
+
+
+def _log_tail(log: str | None, lines: int = 3) -> str:
+    """The last lines of a quiet session's log that say something, for a failed start."""
+    if log is None or not os.path.exists(log):
+        return ""
+    with open(log, encoding="utf-8", errors="replace") as fh:
+        said = [line.strip() for line in fh if line.strip()
+                and "log4j" not in line and "WARN" not in line]
+    return ("; Spark said: " + " / ".join(said[-lines:])) if said else ""
 
 
 def _silence(spark: SparkSession, loggers: Iterable[str]) -> None:
@@ -604,6 +661,10 @@ class SparkEngine:
     settings: SparkSettings
     name: str = "spark"
     opened: SparkInputs | None = None
+
+    @property
+    def starting(self) -> str:
+        return f"starting Spark (master {self.settings.master}) and reading the inputs' schemas"
 
     def prepare(self, plan: Plan, inputs: Inputs) -> Inputs:
         check_supported(plan)  # before any data is read
