@@ -505,7 +505,7 @@ def test_the_three_ways_to_count_per_score_agree(rows: list[tuple[float, int]]) 
     """The in-memory engine's unweighted path (two sorted sides merged), its weighted path
     (one sort carrying the label) and the streaming path (a hash aggregation) give the same
     table: every score of either sign, both zeros as one, infinities, ties across labels."""
-    from evalcli.metrics.binary import (
+    from evalcli.metrics.binary.metrics import (
         _score_counts_build,
         _score_counts_merged,
         _score_counts_sorted,
@@ -531,16 +531,16 @@ def test_curve_metrics_share_one_computation_per_run_and_runs_share_nothing(monk
     import weakref
 
     import evalcli
-    from evalcli.metrics import binary
+    from evalcli.metrics.binary import metrics
 
     tables: list[weakref.ref[pl.DataFrame]] = []
-    areas = binary._areas
+    areas = metrics._areas
 
     def counted(table: pl.DataFrame) -> dict[str, object]:
         tables.append(weakref.ref(table))
         return areas(table)
 
-    monkeypatch.setattr(binary, "_areas", counted)
+    monkeypatch.setattr(metrics, "_areas", counted)
     cfg = {"task": "binary", "metrics": ["auroc", "auprc", "average_precision", "peak_f1"]}
     scores = [0.9, 0.8, 0.3, 0.1]
     first = evalcli.evaluate(cfg, predictions={"label": [1, 0, 1, 0], "score": scores}).values()

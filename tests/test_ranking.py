@@ -351,16 +351,16 @@ def test_runs_share_their_frames_within_a_run_and_nothing_between_runs(monkeypat
     import weakref
 
     import evalcli
-    from evalcli.metrics import ranking_core
+    from evalcli.metrics.ranking import frame
 
     inputs: list[weakref.ref[pl.LazyFrame]] = []
-    ranked = ranking_core._ranked
+    ranked = frame._ranked
 
     def counted(lf: pl.LazyFrame, *args: object) -> pl.LazyFrame:
         inputs.append(weakref.ref(lf))
         return ranked(lf, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(ranking_core, "_ranked", counted)
+    monkeypatch.setattr(frame, "_ranked", counted)
     cfg = {"task": "ranking", "metrics": ["ndcg@2", "map@2", "mrr", "precision@1"]}
     truth = {"query": [1, 2], "item": ["a", "c"]}
     first = evalcli.evaluate(cfg, predictions={"query": [1, 2], "item": [["a", "b"], ["c", "d"]]},

@@ -55,8 +55,8 @@ BUILTIN_MODULES = (
     "evalcli.metrics.multilabel",
     "evalcli.metrics.regression",
     "evalcli.metrics.ranking",
-    "evalcli.metrics.beyond_accuracy",
 )
+"""The built-in families: packages whose ``METRICS`` and ``TASKS`` register as a plugin's do."""
 ENTRY_POINT_GROUP = "evalcli.metrics"
 BUILTIN = "built-in"
 NAME_RE = re.compile(r"[a-z_][a-z0-9_\-]*")

@@ -49,7 +49,7 @@ from evalcli.metrics.base import (
     StatValues,
     absent_label,
 )
-from evalcli.metrics.multiclass import average_labels
+from evalcli.metrics.multiclass.metrics import average_labels
 from evalcli.metrics.stats import (
     WEIGHTED_TOP,
     CombineOp,

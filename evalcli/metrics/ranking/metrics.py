@@ -1,6 +1,6 @@
 """Ranking and recommendation: the accuracy metrics (the task and the machinery are in
-:mod:`evalcli.metrics.ranking_core`, the beyond-accuracy metrics in
-:mod:`evalcli.metrics.beyond_accuracy`).
+:mod:`evalcli.metrics.ranking.frame`, the beyond-accuracy metrics in
+:mod:`evalcli.metrics.ranking.beyond`).
 
 Each metric is a (weighted) mean over queries of a per-query value. Notation, per query: the
 recommended list in rank order, ``rel_i`` the relevance of the item at position ``i`` (0 when
@@ -11,7 +11,7 @@ Where peers disagree the metric has a parameter (see ``evalcli metrics show NAME
 them unset by default: unset means the ``compat`` preset's value, else evalcli's default, and
 the report's ``details.conventions`` lists the values in force.
 
->>> from evalcli.metrics.ranking import METRICS
+>>> from evalcli.metrics.ranking.metrics import METRICS
 >>> sorted(m.name for m in METRICS)[:4]
 ['auc', 'dcg', 'f1', 'hit_rate']
 """
@@ -24,7 +24,7 @@ from typing import Any
 import polars as pl
 
 from evalcli.metrics.base import Context, Metric, MetricValue, Param, Params, Stat, StatValues
-from evalcli.metrics.ranking_core import (
+from evalcli.metrics.ranking.frame import (
     COMPAT,
     F64,
     FAMILY,

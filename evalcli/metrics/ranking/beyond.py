@@ -6,7 +6,7 @@ not apply: every query of the predictions counts. Side inputs come from the task
 (paths relative to the config's folder): ``items_file`` (the catalog), ``popularity_file``,
 ``item_features_file`` or ``similarity_file``.
 
->>> from evalcli.metrics.beyond_accuracy import METRICS
+>>> from evalcli.metrics.ranking.beyond import METRICS
 >>> [m.name for m in METRICS]
 ['catalog_coverage', 'novelty', 'intra_list_similarity', 'diversity']
 """
@@ -29,7 +29,7 @@ from evalcli.metrics.base import (
     Stat,
     StatValues,
 )
-from evalcli.metrics.ranking_core import (
+from evalcli.metrics.ranking.frame import (
     COMPAT,
     F64,
     FAMILY,
