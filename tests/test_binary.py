@@ -505,7 +505,7 @@ def test_the_three_ways_to_count_per_score_agree(rows: list[tuple[float, int]]) 
     """The in-memory engine's unweighted path (two sorted sides merged), its weighted path
     (one sort carrying the label) and the streaming path (a hash aggregation) give the same
     table: every score of either sign, both zeros as one, infinities, ties across labels."""
-    from evalcli.metrics.binary.metrics import (
+    from evalcli.metrics.binary.stats import (
         _score_counts_build,
         _score_counts_merged,
         _score_counts_sorted,

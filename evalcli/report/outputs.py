@@ -35,7 +35,7 @@ CURVE_NAMES = ("roc", "pr", "residuals")
 """Every curve table a run may write (``<folder>/<name>.<format>``, CSV or Parquet): ``roc``:
 threshold, fpr, tpr (one row per distinct score, after a first row at threshold +inf); ``pr``:
 threshold, recall, precision; ``residuals``: residual (label − prediction, 3 significant digits),
-weight. See :func:`evalcli.metrics.binary.roc_points` for the definitions."""
+weight. See :func:`evalcli.metrics.binary.extras.roc_points` for the definitions."""
 TABLE_SUFFIXES = (".parquet", ".csv", ".jsonl", ".ndjson")
 
 
