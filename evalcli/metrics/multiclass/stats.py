@@ -1,0 +1,175 @@
+"""Multiclass classification's statistics (shared by every metric that needs them, computed in
+the run's one pass):
+
+- ``multiclass.confusion``: the weighted confusion table, total weight and row count per
+  (label, prediction) pair. Every count metric derives from it: the confusion matrix, accuracy,
+  precision, recall, F-beta and FPR by label and averaged, Cohen's kappa, MCC, balanced
+  accuracy, Hamming loss. Tables of two parts combine by adding per pair;
+- ``multiclass.score_ranks``: weight per (number of classes scored above the true class,
+  number scored equal to it): top-k accuracy for any k and tie rule;
+- ``multiclass.proba``: weighted sums of −log p(true class), for log loss.
+
+Weights follow Spark MLlib's weighted ``MulticlassMetrics`` (and scikit-learn's
+``sample_weight``): every count is a sum of weights.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
+from typing import Any
+
+import polars as pl
+
+from evalcli.errors import MetricError
+from evalcli.metrics.base import AggStat, Context, FrameStat, Params, StatValues
+from evalcli.metrics.multiclass.task import as_class
+from evalcli.metrics.stats import (
+    WEIGHTED_TOP,
+    exact_sum,
+    is_weighted,
+    log_loss_top,
+    sum_by,
+    weight_sum,
+)
+
+F64 = pl.Float64
+
+
+CONFUSION = "multiclass.confusion"
+RANKS = "multiclass.score_ranks"
+
+
+def _confusion_build(lf: pl.LazyFrame, keys: list[str], weighted: bool = False
+                     ) -> pl.LazyFrame:
+    return lf.group_by([*keys, "label", "prediction"]).agg(
+        *weight_sum(pl.col("weight"), "w", weighted), pl.len().cast(pl.Int64).alias("n"))
+
+
+def confusion(params: Params, ctx: Context) -> FrameStat:
+    """The weighted confusion table: weight (an exact sum) and rows per (label, prediction)."""
+    return FrameStat(CONFUSION, partial(_confusion_build, weighted=is_weighted(ctx)),
+                     partial(sum_by, by=["label", "prediction"]))
+
+
+def _ranks_build(lf: pl.LazyFrame, keys: list[str], weighted: bool = False) -> pl.LazyFrame:
+    return lf.group_by([*keys, pl.col("__above").alias("above"), pl.col("__tied").alias("tied"),
+                        pl.col("__classes").alias("classes")]).agg(
+        *weight_sum(pl.col("weight"), "w", weighted))
+
+
+def score_ranks(params: Params, ctx: Context) -> FrameStat:
+    """Weight per (classes scored above the true class, classes scored equal to it)."""
+    return FrameStat(RANKS, partial(_ranks_build, weighted=is_weighted(ctx)),
+                     partial(sum_by, by=["above", "tied", "classes"]))
+
+
+EPS64 = 2.220446049250313e-16
+"""float64 machine epsilon: the clipping scikit-learn's log_loss applies."""
+SUM_TOLERANCE = 1e-4
+
+
+def proba(params: Params, ctx: Context) -> AggStat:
+    """Weighted sums for log loss: −log of the clipped true-class probability."""
+    eps = params.get("eps", EPS64)
+    key = f"multiclass.proba[eps={eps!r}]"
+    w = pl.col("weight")
+    weighted = is_weighted(ctx)
+    # an exact sum: a term is at most −log(eps) (36 at the default); weighted, 2^62
+    top = WEIGHTED_TOP if weighted else log_loss_top(eps)
+    limbs = 4 if weighted else 3
+
+    def exprs() -> list[pl.Expr]:
+        p = pl.col("__p_true").clip(eps, 1 - eps)
+        return [
+            *exact_sum(-w * p.log() if weighted else -p.log(), f"{key}.logloss", top=top,
+                       limbs=limbs, bounded=not weighted),
+            *weight_sum(w, f"{key}.w", weighted),
+            pl.col("__outside").sum().cast(F64).alias(f"{key}.outside"),
+            ((pl.col("__sum") - 1).abs() > SUM_TOLERANCE).sum().cast(F64)
+            .alias(f"{key}.unnormed"),
+        ]
+
+    return AggStat(key, exprs, {f"{key}.logloss": "exact_sum",
+                                f"{key}.w": "exact_sum" if weighted else "sum",
+                                f"{key}.outside": "sum", f"{key}.unnormed": "sum"})
+
+
+# --------------------------------------------------------------------------- per-class counts
+
+class Counts:
+    """Per-class weighted counts from the confusion table (a small frame, never the rows).
+
+    ``classes`` are the sorted classes of truth ∪ predictions (rows of weight 0 count, as
+    scikit-learn's ``unique_labels``); ``cell[(label, prediction)]`` the weighted cells.
+    """
+
+    def __init__(self, df: pl.DataFrame) -> None:
+        self.dtype = df.schema["label"]
+        # the table's rows in a fixed order: the per-class sums below add in that order
+        df = df.sort("label", "prediction", nulls_last=True)
+        self.cell: dict[tuple[Any, Any], float] = {}
+        self.tp: dict[Any, float] = {}
+        self.true: dict[Any, float] = {}
+        self.pred: dict[Any, float] = {}
+        self.rows = 0
+        for y, yhat, w, n in df.select("label", "prediction", "w", "n").iter_rows():
+            self.cell[(y, yhat)] = self.cell.get((y, yhat), 0.0) + w
+            self.true[y] = self.true.get(y, 0.0) + w
+            self.pred[yhat] = self.pred.get(yhat, 0.0) + w
+            if y == yhat:
+                self.tp[y] = self.tp.get(y, 0.0) + w
+            self.rows += n
+        self.total = sum(self.true.values())
+        self.classes = sorted(set(self.true) | set(self.pred))
+
+    def labels(self, params: Params) -> list[Any]:
+        """The ``labels`` parameter in the class dtype, or the classes present."""
+        given = params.get("labels")
+        if given is None:
+            return list(self.classes)
+        out = []
+        for v in _split_list(given):
+            c = as_class(v, self.dtype)
+            if c is None:
+                raise MetricError(f"parameter 'labels': {v!r} is not a class; the classes are "
+                                  f"integers here ({', '.join(map(str, self.classes[:10]))})")
+            if c not in out:
+                out.append(c)
+        return out
+
+    def one(self, label: Any) -> Any:
+        c = as_class(label, self.dtype)
+        if c is None:
+            raise MetricError(f"parameter 'label': {label!r} is not a class; the classes are "
+                              f"integers here ({', '.join(map(str, self.classes[:10]))})")
+        return c
+
+    def matrix(self, labels: Sequence[Any]) -> list[list[float]]:
+        return [[self.cell.get((y, p), 0.0) for p in labels] for y in labels]
+
+    def fp(self, c: Any) -> float:
+        return self.pred.get(c, 0.0) - self.tp.get(c, 0.0)
+
+    def fn(self, c: Any) -> float:
+        return self.true.get(c, 0.0) - self.tp.get(c, 0.0)
+
+
+def _split_list(values: Sequence[Any]) -> list[Any]:
+    """``labels`` as given; ``a|b`` (the form metric ids use) is split.
+
+    >>> _split_list(("a|b", "c")), _split_list((1, 2))
+    (['a', 'b', 'c'], [1, 2])
+    """
+    out: list[Any] = []
+    for v in values:
+        out += v.split("|") if isinstance(v, str) else [v]
+    return out
+
+
+def counts_of(stats: StatValues) -> Counts:
+    return Counts(stats[CONFUSION])
+
+
+def as_number(x: float) -> float | int:
+    return int(x) if float(x).is_integer() else float(x)
