@@ -1,5 +1,13 @@
-"""The multilabel family: its task and metrics (:mod:`.metrics`)."""
+"""The multilabel classification family: a set of true and a set of predicted labels per
+example.
 
-from evalcli.metrics.multilabel.metrics import METRICS, TASK, TASKS
+- :mod:`.task`: the task contract (roles, the list, delimited and long layouts, checks,
+  normalisation to sets);
+- :mod:`.stats`: the mergeable statistics (sums over examples, counts by label);
+- :mod:`.metrics`: the values from the statistics, and the metric declarations.
+"""
+
+from evalcli.metrics.multilabel.metrics import METRICS
+from evalcli.metrics.multilabel.task import TASK, TASKS
 
 __all__ = ["METRICS", "TASK", "TASKS"]
