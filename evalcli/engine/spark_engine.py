@@ -587,7 +587,7 @@ def _worker_setup_failure(exc: Exception, python: str, master: str) -> ConfigErr
     """The executors' Python cannot run evalcli (evalcli or a dependency missing, another
     Python version, no such program): one message naming that Python (``python``, what the
     SparkContext told the executors to run) and the fix; None for any other failure."""
-    from evalcli import __version__
+    from evalcli._version import __version__
 
     text = str(exc)
     local = _local(master)
