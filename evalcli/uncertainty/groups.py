@@ -164,7 +164,7 @@ def unit_key(unit: pl.Expr, dtype: pl.DataType | type[pl.DataType]) -> pl.Expr:
 
 def _unit_key(unit: pl.Expr, dtype: pl.DataType | type[pl.DataType]) -> pl.Expr:
     if dtype == pl.Null:
-        return pl.lit(None, dtype=_U64)
+        return unit.cast(_U64)  # all null, one per row
     if dtype == pl.UInt64:  # beyond Int64's range it is text, as the string would be
         return (pl.when(unit < pl.lit(1 << 63, dtype=_U64))
                 .then(_integer_key(unit.cast(pl.Int64, strict=False)))

@@ -171,13 +171,15 @@ def mean_t_interval(values: npt.ArrayLike, level: float = 0.95, *,
     n = x.size
     if n == 0:
         return _undefined(None, level, method, "no values")
-    mean = float(x.mean())
     if n == 1:
-        return _undefined(mean, level, method, "one value: its variance cannot be estimated")
-    std_error = float(x.std(ddof=1)) / math.sqrt(n)
-    if std_error == 0.0:
+        return _undefined(float(x[0]), level, method,
+                          "one value: its variance cannot be estimated")
+    if x.min() == x.max():  # exactly, not up to the rounding of a mean and a variance
+        mean = float(x[0])
         return Interval(mean, mean, mean, level, method, std_error=0.0,
                         note=_join(note, "all values are equal: the interval has no width"))
+    mean = float(x.mean())
+    std_error = float(x.std(ddof=1)) / math.sqrt(n)
     interval = t_interval(mean, std_error, n - 1, level)
     return Interval(mean, interval.low, interval.high, level, method, std_error=std_error,
                     note=note)
@@ -193,7 +195,10 @@ def _wilson(p: float, n: float, z: float) -> tuple[float, float]:
     denominator = 1.0 + z2 / n
     center = (p + z2 / (2.0 * n)) / denominator
     half = z * math.sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n)) / denominator
-    return max(0.0, center - half), min(1.0, center + half)
+    # at p = 0 (or 1) the bound is exactly 0 (or 1); the formula leaves a rounding residue
+    low = 0.0 if p == 0.0 else max(0.0, center - half)
+    high = 1.0 if p == 1.0 else min(1.0, center + half)
+    return low, high
 
 
 def wilson_interval(successes: float, total: float, level: float = 0.95) -> Interval:
@@ -403,6 +408,11 @@ def _quantile_mc_error(r: FloatArray, probabilities: tuple[float, float]) -> flo
     return max(errors)
 
 
+def _spread(r: FloatArray) -> float:
+    """The replicates' standard deviation; exactly 0 when they are all equal."""
+    return 0.0 if r.min() == r.max() else float(r.std(ddof=1))
+
+
 def percentile_interval(replicates: npt.ArrayLike, estimate: float, level: float = 0.95, *,
                         max_undefined: float = 0.1, method: str = "bootstrap") -> Interval:
     """The percentile bootstrap interval: the replicates' quantiles at ``(1 -+ level) / 2``.
@@ -425,7 +435,7 @@ def percentile_interval(replicates: npt.ArrayLike, estimate: float, level: float
     alpha = (1.0 - level) / 2.0
     low, high = np.quantile(r, [alpha, 1.0 - alpha])
     return Interval(float(estimate), float(low), float(high), level, method,
-                    std_error=float(r.std(ddof=1)),
+                    std_error=_spread(r),
                     mc_error=_quantile_mc_error(r, (alpha, 1.0 - alpha)), note=note)
 
 
@@ -485,6 +495,6 @@ def bca_interval(replicates: npt.ArrayLike, estimate: float, jackknife: npt.Arra
         probabilities.append(float(special.ndtr(z0 + shifted / (1.0 - a * shifted))))
     low, high = np.quantile(r, probabilities)
     return Interval(float(estimate), float(low), float(high), level, method,
-                    std_error=float(r.std(ddof=1)),
+                    std_error=_spread(r),
                     mc_error=_quantile_mc_error(r, (probabilities[0], probabilities[1])),
                     note=note)
