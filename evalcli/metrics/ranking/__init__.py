@@ -1,11 +1,19 @@
-"""The ranking family: its task (:mod:`.frame`), the accuracy metrics (:mod:`.metrics`) and the
-beyond-accuracy metrics (:mod:`.beyond`)."""
+"""The ranking family: ranked items per query (a score or a rank) against judged items with
+optional graded relevance.
+
+- :mod:`.task`: the task contract (roles, options, checks, list columns exploded);
+- :mod:`.conventions`: where peers disagree (ties, policies, gains, denominators), evalcli's
+  defaults and the ``compat`` presets;
+- :mod:`.frame`: the ranked frame every metric derives from (one sort per query, linear scans);
+- :mod:`.stats`: the per-query statistic (sums over queries) and a metric's value from it;
+- :mod:`.metrics`: the accuracy metrics; :mod:`.beyond`: the beyond-accuracy metrics;
+- :mod:`.extras`: what the family adds to a run (query counts, per-query tables).
+"""
 
 from evalcli.metrics.ranking.beyond import METRICS as BEYOND_ACCURACY
-from evalcli.metrics.ranking.frame import TASK
 from evalcli.metrics.ranking.metrics import METRICS as ACCURACY
+from evalcli.metrics.ranking.task import TASK, TASKS
 
 METRICS = [*ACCURACY, *BEYOND_ACCURACY]
-TASKS = [TASK]
 
 __all__ = ["METRICS", "TASK", "TASKS"]

@@ -20,35 +20,19 @@ from typing import Any
 import polars as pl
 
 from evalcli.errors import MetricError
-from evalcli.metrics.base import (
-    Context,
-    FrameStat,
-    Metric,
-    MetricValue,
-    Params,
-    Stat,
-    StatValues,
-)
-from evalcli.metrics.ranking.frame import (
+from evalcli.metrics.base import Context, FrameStat, Metric, MetricValue, Params, Stat, StatValues
+from evalcli.metrics.ranking.conventions import (
     COMPAT,
-    F64,
-    FAMILY,
-    IT,
-    JUDGED,
     K_REQUIRED,
-    REL,
     STRICT_TIES,
     THRESHOLD,
     TIES,
-    Q,
     conventions_text,
     effective,
-    keyed,
-    query_stat,
-    ranked,
-    seg_cols,
-    value_of,
 )
+from evalcli.metrics.ranking.frame import F64, IT, JUDGED, REL, Q, ranked, seg_cols
+from evalcli.metrics.ranking.stats import keyed, query_stat, value_of
+from evalcli.metrics.ranking.task import FAMILY
 from evalcli.metrics.stats import in_order_sum, product01
 
 c = pl.col

@@ -1,6 +1,6 @@
-"""Ranking and recommendation: the accuracy metrics (the task and the machinery are in
-:mod:`evalcli.metrics.ranking.frame`, the beyond-accuracy metrics in
-:mod:`evalcli.metrics.ranking.beyond`).
+"""Ranking and recommendation: the accuracy metrics (the task is in :mod:`.task`, the
+conventions in :mod:`.conventions`, the ranked frame and the per-query statistic they read in
+:mod:`.frame` and :mod:`.stats`, the beyond-accuracy metrics in :mod:`.beyond`).
 
 Each metric is a (weighted) mean over queries of a per-query value. Notation, per query: the
 recommended list in rank order, ``rel_i`` the relevance of the item at position ``i`` (0 when
@@ -24,34 +24,26 @@ from typing import Any
 import polars as pl
 
 from evalcli.metrics.base import Context, Metric, MetricValue, Param, Params, Stat, StatValues
-from evalcli.metrics.ranking.frame import (
+from evalcli.metrics.ranking.conventions import (
     COMPAT,
-    F64,
-    FAMILY,
     GAIN,
     MAP_DEN,
     MISSING,
     NO_RELEVANT,
     PRECISION_DEN,
-    TASK,
     THRESHOLD,
     TIES,
     UNJUDGED,
     Convention,
     K,
-    Q,
     conventions_text,
     effective,
-    joined_per_query,
-    query_stat,
-    query_sum,
-    ranked,
-    truth_per_query,
-    value_of,
 )
+from evalcli.metrics.ranking.frame import F64, Q, joined_per_query, ranked, truth_per_query
+from evalcli.metrics.ranking.stats import query_stat, query_sum, value_of
+from evalcli.metrics.ranking.task import FAMILY
 from evalcli.metrics.stats import in_order_sum
 
-TASKS = [TASK]
 c = pl.col
 
 POLICIES = (TIES, MISSING, NO_RELEVANT, UNJUDGED)

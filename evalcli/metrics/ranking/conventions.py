@@ -1,0 +1,152 @@
+"""The ranking family's conventions: the parameters where peers disagree (ties, the policies for
+queries without predictions, without a relevant item or without truth, the gain, the
+denominators), evalcli's default for each and what each peer's ``compat`` preset sets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from evalcli.metrics.base import Context, Param, Params
+
+COMPATS = ("trec_eval", "spark", "sklearn", "recommenders", "ranx")
+"""The peers whose conventions a ``compat`` preset sets."""
+
+
+@dataclass(frozen=True)
+class Convention:
+    """A parameter where peers disagree: its declaration, evalcli's default and each preset."""
+
+    param: Param
+    default: Any
+    presets: Mapping[str, Any]
+    why: str
+    """One line: which peer the default matches."""
+
+
+def _conv(name: str, help_: str, choices: tuple[str, ...], default: str,
+          presets: Mapping[str, str], why: str) -> Convention:
+    param = Param(name, str, None, f"{help_}; unset: {default}, or the compat preset's",
+                  choices=choices, nullable=True)
+    return Convention(param, default, presets, why)
+
+
+TIES = _conv(
+    "ties",
+    "order of items with equal scores: average (expected value over a random order of the "
+    "tied items, as scikit-learn's ndcg_score), id (item id descending, as trec_eval), input "
+    "(the order of the rows in the predictions file)",
+    ("average", "id", "input"), "average",
+    {"trec_eval": "id", "spark": "input", "sklearn": "average", "recommenders": "input",
+     "ranx": "input"},
+    "average matches scikit-learn and does not depend on ids or file order",
+)
+STRICT_TIES = _conv(
+    "ties",
+    "order of items with equal scores: id (item id descending, as trec_eval) or input (the "
+    "order of the rows in the predictions file)",
+    ("id", "input"), "id",
+    {"trec_eval": "id", "spark": "input", "recommenders": "input", "ranx": "input"},
+    "id is deterministic whatever the file order, as trec_eval",
+)
+MISSING = _conv(
+    "missing",
+    "queries with relevant items and no predictions: zero (count as 0, as trec_eval -c) or "
+    "drop (as trec_eval without -c)",
+    ("zero", "drop"), "zero",
+    {"trec_eval": "drop", "spark": "zero", "sklearn": "zero", "recommenders": "drop",
+     "ranx": "zero"},
+    "zero: a system that returns nothing for a query is not rewarded for it (trec_eval -c)",
+)
+NO_RELEVANT = _conv(
+    "no_relevant",
+    "judged queries without a relevant item: drop them from the average (with a note) or "
+    "count them as zero (as trec_eval, Spark MLlib, scikit-learn, ranx)",
+    ("drop", "zero"), "drop",
+    {"trec_eval": "zero", "spark": "zero", "sklearn": "zero", "recommenders": "drop",
+     "ranx": "zero"},
+    "drop: recall, AP and NDCG are undefined there (0/0), and a 0 would lower every system",
+)
+UNJUDGED = _conv(
+    "unjudged",
+    "queries of the predictions without any truth row: drop (as trec_eval) or zero (as "
+    "Spark MLlib, whose empty ground-truth sets count 0)",
+    ("drop", "zero"), "drop",
+    {"trec_eval": "drop", "spark": "zero", "sklearn": "zero", "recommenders": "drop",
+     "ranx": "drop"},
+    "drop, as trec_eval: a query nobody judged says nothing about the system",
+)
+GAIN = _conv(
+    "gain",
+    "gain of an item of relevance rel: linear (rel, as trec_eval, scikit-learn and ranx's "
+    "ndcg), exponential (2^rel − 1, as Spark MLlib and ranx's ndcg_burges) or binary (1 if "
+    "relevant, as recommenders' default)",
+    ("linear", "exponential", "binary"), "linear",
+    {"trec_eval": "linear", "spark": "exponential", "sklearn": "linear",
+     "recommenders": "binary", "ranx": "linear"},
+    "linear, as trec_eval, scikit-learn and ranx",
+)
+PRECISION_DEN = _conv(
+    "denominator",
+    "precision@k's denominator when fewer than k items are recommended: k (as Spark MLlib, "
+    "trec_eval, ranx, recommenders) or list (min(k, number recommended))",
+    ("k", "list"), "k",
+    {c: "k" for c in COMPATS},
+    "k, as every peer",
+)
+MAP_DEN = _conv(
+    "denominator",
+    "average precision's denominator: relevant (|relevant|, as trec_eval, ranx and "
+    "recommenders' map) or min_k_relevant (min(k, |relevant|), as Spark MLlib's "
+    "meanAveragePrecisionAt and recommenders' map_at_k)",
+    ("relevant", "min_k_relevant"), "relevant",
+    {"trec_eval": "relevant", "spark": "min_k_relevant", "sklearn": "relevant",
+     "recommenders": "min_k_relevant", "ranx": "relevant"},
+    "relevant, as trec_eval and ranx",
+)
+COMPAT = Param(
+    "compat", str, None,
+    "set every convention to what a peer does (trec_eval, spark, sklearn, recommenders, ranx); "
+    "explicit parameters override it; unset: the task option compat, else evalcli's defaults",
+    choices=COMPATS, nullable=True,
+)
+THRESHOLD = Param(
+    "relevance_threshold", float, 1.0,
+    "an item is relevant when its relevance is >= this (trec_eval's -l, ranx's rel_lvl)", gt=0,
+)
+K = Param("k", int, None, "cut-off: the top k items of each query (unset: the whole list)",
+          ge=1, nullable=True)
+K_REQUIRED = Param("k", int, None, "cut-off: the top k items of each query", ge=1)
+
+
+def conventions_text(convs: Sequence[Convention]) -> str:
+    """The conventions paragraph of a metric: each parameter's default and the presets."""
+    parts = []
+    for c in convs:
+        presets = ", ".join(f"{k}={v}" for k, v in c.presets.items())
+        parts.append(f"{c.param.name}: default {c.default} ({c.why}); presets: {presets}.")
+    return " ".join(parts)
+
+
+def effective(params: Params, ctx: Context | None, convs: Sequence[Convention]) -> dict[str, Any]:
+    """The conventions in force: explicit parameter, else the compat preset, else the default.
+
+    >>> effective({"ties": None, "compat": "trec_eval"}, None, [TIES])
+    {'compat': 'trec_eval', 'ties': 'id'}
+    >>> effective({"ties": "input", "compat": "trec_eval"}, None, [TIES])
+    {'compat': 'trec_eval', 'ties': 'input'}
+    """
+    compat = params.get("compat")
+    if compat is None and ctx is not None:
+        compat = ctx.options.get("compat")
+    out: dict[str, Any] = {"compat": compat}
+    for c in convs:
+        v = params.get(c.param.name)
+        if v is None:
+            v = c.presets.get(compat, c.default) if compat is not None else c.default
+        out[c.param.name] = v
+    if "relevance_threshold" in params:
+        out["relevance_threshold"] = float(params["relevance_threshold"])
+    return out

@@ -1,0 +1,157 @@
+"""The ranking family's task: ranked items per query (a score or a rank) against judged items with
+optional graded relevance; the checks, the list columns exploded, the typed columns the metrics
+read (:mod:`.frame`), and the run extras (:mod:`.extras`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import polars as pl
+
+from evalcli.errors import InputDataError
+from evalcli.metrics.base import Check, Param
+from evalcli.metrics.ranking.conventions import COMPATS
+from evalcli.metrics.ranking.extras import query_stats, query_tables
+from evalcli.metrics.ranking.frame import F64, IT, JUDGED, ORDER, POS, REC, REL, SEG, Q
+from evalcli.metrics.task import Role, Task, TaskInput
+
+FAMILY = "ranking"
+
+
+def _role_numeric(role: str, t: TaskInput) -> list[Check]:
+    dtype = t.schema.get(role)
+    if dtype is None:
+        return []
+    if not dtype.is_numeric():
+        return [Check(f"{role}_numeric", role, lambda: pl.col(role).is_not_null(),
+                      f"the {role} column holds {dtype} values, not numbers",
+                      f"point '{role}' at a numeric column")]
+    return [Check(f"{role}_finite", role, lambda: pl.col(role).cast(F64).is_infinite()
+                  | pl.col(role).cast(F64).is_nan(),
+                  f"the {role} column holds infinite or NaN values", "replace or drop them")]
+
+
+def _order_role(t: TaskInput) -> str:
+    want = t.options.get("order_by", "auto")
+    if want == "auto":
+        return "score" if "score" in t.schema else "rank"
+    return str(want)
+
+
+def _checks(t: TaskInput) -> list[Check]:
+    out: list[Check] = []
+    for role in ("score", "rank", "relevance"):
+        out += _role_numeric(role, t)
+    order = _order_role(t)
+    if order not in t.schema:
+        return out
+    if "__in_predictions" in t.schema:
+        out.append(Check(
+            f"{order}_present", order,
+            lambda: pl.col("__in_predictions").fill_null(False) & pl.col(order).is_null(),
+            f"rows of the predictions have no {order}",
+            f"give every recommended item a {order}, or drop those rows"))
+    return out
+
+
+def _normalize(lf: pl.LazyFrame, t: TaskInput) -> pl.LazyFrame:
+    """Typed columns the metrics assume: order key, recommended/judged flags, relevance."""
+    schema = t.schema
+    order = _order_role(t)
+    if order not in schema:
+        raise InputDataError(f"order_by: {order}, but the predictions have no {order} column",
+                             hint="set options: {order_by: auto}, or name the column")
+    key = pl.col(order).cast(F64)
+    key = -key if order == "rank" else key
+    if "__in_predictions" in schema:
+        rec = pl.col("__in_predictions").fill_null(False)
+    else:
+        rec = pl.col(order).is_not_null()
+    if "__in_truth" in schema:
+        judged = pl.col("__in_truth").fill_null(False)
+    elif "relevance" in schema:
+        judged = pl.col("relevance").is_not_null()
+    else:
+        judged = pl.lit(False)
+    if "relevance" in schema:
+        rel = pl.when(judged).then(pl.col("relevance").cast(F64).fill_null(1.0))
+    else:
+        rel = pl.when(judged).then(pl.lit(1.0))
+    segs = [c for c in schema if c.startswith(SEG)]
+    out = lf.with_columns(
+        key.alias(ORDER), rec.alias(REC), judged.alias(JUDGED), rel.alias(REL),
+        *(pl.col(c).fill_null(pl.col(c).max().over(Q)) for c in segs),
+    )
+    if POS not in schema:
+        out = out.with_columns(pl.lit(0, dtype=pl.Int64).alias(POS))
+    return out
+
+
+def _reshape(lf: pl.LazyFrame, side: str, options: Mapping[str, Any]) -> pl.LazyFrame:
+    """List columns exploded to one row per (query, item); input order recorded."""
+    schema = lf.collect_schema()
+    names = schema.names()
+    if IT in schema and isinstance(schema[IT], pl.List):
+        lists = [c for c in ("score", "rank", "relevance") if c in schema
+                 and isinstance(schema[c], pl.List)]
+        if side != "truth" and "score" not in names and "rank" not in names:
+            lf = lf.with_columns(pl.int_ranges(1, pl.col(IT).list.len() + 1).alias("rank"))
+            lists.append("rank")
+        lf = lf.explode([IT, *lists])
+        names = lf.collect_schema().names()
+    if side != "truth":
+        if "score" not in names and "rank" not in names:
+            raise InputDataError(
+                "the predictions have neither a score nor a rank column, nor a list column of "
+                f"items in rank order (columns: {', '.join(n for n in names)})",
+                hint="name the score with 'columns: {score: ...}' or the rank with "
+                "'columns: {extra: {rank: ...}}'",
+            )
+        lf = lf.with_row_index(POS)
+    return lf
+
+
+TASK = Task(
+    name=FAMILY,
+    summary="ranked items per query (score or rank) against judged items with optional graded "
+    "relevance",
+    roles=(
+        Role("query", "the query or user id (a join key)", True, side="both"),
+        Role("item", "the document or item id (a join key); in the predictions, a list column "
+             "of items in rank order is exploded", True, side="both", takes=("value", "list")),
+        Role("score", "the model's score, higher is better", numeric=True, nullable=True,
+             takes=("value", "list")),
+        Role("rank", "the rank, 1 is best (used when there is no score)", numeric=True,
+             nullable=True, takes=("value", "list")),
+        Role("relevance", "graded relevance of a judged item (default 1; 0 = judged not "
+             "relevant)", numeric=True, side="truth", nullable=True, takes=("value", "list")),
+        Role("weight", "the query's weight in the means (its largest value on the query's "
+             "rows)", numeric=True, nullable=True, opt_in=True),
+    ),
+    options=(
+        Param("compat", str, None, "convention preset for every ranking metric of the run "
+              "(a metric's own compat or parameters override it)", choices=COMPATS,
+              nullable=True),
+        Param("order_by", str, "auto", "what orders the predictions: score, rank, or auto "
+              "(score when there is one)", choices=("auto", "score", "rank")),
+        Param("items_file", str, None, "catalog of items (column 'item') for catalog_coverage; "
+              "unset: the items of the truth and the predictions", nullable=True),
+        Param("popularity_file", str, None, "item popularity for novelty: columns 'item' and "
+              "'probability' (share of users) or 'count' (normalised by the total); unset: the "
+              "truth's relevant interactions", nullable=True),
+        Param("item_features_file", str, None, "item feature vectors for intra-list similarity: "
+              "column 'item' and a list column 'features' or numeric columns", nullable=True),
+        Param("similarity_file", str, None, "pairwise item similarity for intra-list "
+              "similarity: columns 'item_a', 'item_b', 'similarity'", nullable=True),
+    ),
+    checks=_checks,
+    normalize=_normalize,
+    join="full",
+    reshape=_reshape,
+    per_query=True,
+    extras=query_stats,
+    finish=query_tables,
+)
+TASKS = [TASK]
