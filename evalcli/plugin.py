@@ -25,7 +25,7 @@ regression values are Float64) and ``weight`` (1.0 when the config names no weig
 ['binary.hit_rate[t=0.5]']
 >>> hit_rate.value({"binary.hit_rate[t=0.5]": {"binary.hit_rate[t=0.5].x": 3.0,
 ...                                             "binary.hit_rate[t=0.5].w": 4.0}}, {"t": 0.5})
-MetricValue(value=0.75, details={'total_weight': 4.0}, notes=[])
+MetricValue(value=0.75, details={'total_weight': 4.0}, notes=[], caption=None)
 """
 
 from __future__ import annotations

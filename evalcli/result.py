@@ -147,6 +147,9 @@ class MetricResult:
     gate: Gate | None = None
     passed: bool | None = None
     failure: str | None = None
+    caption: str | None = None
+    """A short fact the metric states beside its value (peak F1: ``at threshold 0.42``), shown
+    by every report before the notes; not in the JSON report, whose ``details`` hold the fact."""
 
 
 @dataclass

@@ -32,10 +32,10 @@ GOLDEN = Path(__file__).parent / "golden"
 
 def _m(id_: str, value: float | None, gate: Gate | None = None, direction: str = "higher",
        notes: list[str] | None = None, details: dict[str, object] | None = None,
-       params: dict[str, object] | None = None) -> MetricResult:
+       params: dict[str, object] | None = None, caption: str | None = None) -> MetricResult:
     return MetricResult(id=id_, metric=id_.split("[")[0].split("@")[0], family="binary",
                         params=params or {}, direction=direction, value=value,
-                        details=details or {}, notes=notes or [], gate=gate)
+                        details=details or {}, notes=notes or [], gate=gate, caption=caption)
 
 
 def sample_result(gating: bool = True, baseline: bool = True) -> RunResult:
@@ -45,7 +45,7 @@ def sample_result(gating: bool = True, baseline: bool = True) -> RunResult:
         _m("log_loss", 0.41, Gate(max=0.4), direction="lower"),
         _m("precision[threshold=0.7]", 0.0, params={"threshold": 0.7},
            notes=["tp + fp is 0 (zero_division=0): reported as 0"]),
-        _m("peak_f1", 0.8, details={"threshold": 0.42}),
+        _m("peak_f1", 0.8, details={"threshold": 0.42}, caption="at threshold 0.42"),
     ]
     segments = [
         SegmentResult({"region": "north"}, 120, [

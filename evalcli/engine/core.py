@@ -596,6 +596,6 @@ def values(plan: Plan, stats: Mapping[str, Any], ctx: Context, segment: bool = F
         out.append(MetricResult(
             id=pm.id, metric=pm.metric.name, family=pm.metric.family, params=dict(pm.params),
             direction=pm.metric.direction, value=v, details=mv.details, notes=list(mv.notes),
-            gate=pm.gate,
+            gate=pm.gate, caption=mv.caption,
         ))
     return out

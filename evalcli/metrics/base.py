@@ -206,12 +206,15 @@ class MetricValue:
     """The outcome of a metric: the value (``None`` when undefined), details and notes.
 
     ``notes`` say when a convention changed the result, e.g. a zero-division fallback, or why
-    the value is undefined. Never a silent 0.
+    the value is undefined. Never a silent 0. ``caption`` is a short fact every report shows
+    beside the value (peak F1: ``at threshold 0.42``), not in the JSON report: keep the fact
+    itself in ``details``.
     """
 
     value: float | None
     details: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    caption: str | None = None
 
 
 class AbsentLabel(MetricError):

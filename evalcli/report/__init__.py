@@ -12,7 +12,7 @@ from enum import Enum
 from pathlib import Path
 
 from evalcli.errors import ConfigError
-from evalcli.result import RunResult
+from evalcli.result import MetricResult, RunResult
 
 
 class ReportFormat(str, Enum):
@@ -96,6 +96,18 @@ def format_signed(v: float | None) -> str:
     ('+0.0100', '-0.5000', '')
     """
     return "" if v is None else ("+" if v > 0 else "") + format_value(v)
+
+
+def metric_notes(m: MetricResult) -> list[str]:
+    """What a report writes beside a metric's value: its caption (a fact the metric states,
+    such as the threshold reaching peak F1), then its notes.
+
+    >>> from evalcli.result import MetricResult
+    >>> metric_notes(MetricResult("m", "m", "binary", {}, "higher", 0.8, notes=["n"],
+    ...                           caption="at threshold 0.42"))
+    ['at threshold 0.42', 'n']
+    """
+    return [m.caption, *m.notes] if m.caption else list(m.notes)
 
 
 def alignment_facts(r: RunResult) -> list[str]:

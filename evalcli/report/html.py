@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from html import escape
 
 from evalcli._version import __version__
-from evalcli.report import format_signed
+from evalcli.report import format_signed, metric_notes
 from evalcli.report.markdown import CHANGE, fmt, gate_count
 from evalcli.result import SCHEMA_VERSION, Diff, MetricResult, RunResult
 
@@ -154,20 +154,13 @@ def _gates(r: RunResult) -> str:
     return f'<section id="gates"><h2>Gates ({len(rows)})</h2>{table}{notes_html}</section>'
 
 
-def _notes(m: MetricResult) -> list[str]:
-    notes = list(m.notes)
-    if m.metric == "peak_f1" and "threshold" in m.details:
-        notes.insert(0, f"at threshold {m.details['threshold']:.6g}")
-    return notes
-
-
 def _metrics(r: RunResult) -> str:
     """The metrics table. A note that several metrics share (ranking's queries left out) is
     written once under the table and referred to by number."""
     from collections import Counter
 
-    shared = [n for n, c in Counter(n for m in r.metrics for n in dict.fromkeys(_notes(m)))
-              .items() if c > 1]
+    shared = [n for n, c in Counter(n for m in r.metrics
+                                    for n in dict.fromkeys(metric_notes(m))).items() if c > 1]
     number = {n: i + 1 for i, n in enumerate(shared)}
     gated = any(m.gate is not None for m in r.metrics)
     header = ["metric", "value"] + (["gate", "status"] if gated else []) + ["notes"]
@@ -177,8 +170,8 @@ def _metrics(r: RunResult) -> str:
         if gated:
             row += [escape(m.gate.describe()) if m.gate else "",
                     _status(m.passed, m.failure, m.gate is not None)]
-        own = [n for n in dict.fromkeys(_notes(m)) if n not in number]
-        refs = [f"[{number[n]}]" for n in dict.fromkeys(_notes(m)) if n in number]
+        own = [n for n in dict.fromkeys(metric_notes(m)) if n not in number]
+        refs = [f"[{number[n]}]" for n in dict.fromkeys(metric_notes(m)) if n in number]
         row.append(f'<span class="dim">{escape(" ".join(["; ".join(own), *refs]).strip())}'
                    "</span>")
         rows.append(row)

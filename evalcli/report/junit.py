@@ -13,6 +13,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from evalcli._version import __version__
+from evalcli.report import metric_notes
 from evalcli.result import SCHEMA_VERSION, Diff, MetricResult, RunResult
 
 
@@ -44,8 +45,9 @@ def _metric_case(suite: ET.Element, classname: str, m: MetricResult, where: str,
     gate = m.gate.describe()
     name = f"{m.id}{where} {gate}"
     detail = f"{m.id}{where} = {_num(m.value)}; gate {gate}"
-    if m.notes:
-        detail += "; notes: " + "; ".join(m.notes)
+    notes = metric_notes(m)
+    if notes:
+        detail += "; notes: " + "; ".join(notes)
     message = f"{m.id}{where}: {m.failure} (gate {gate})" if m.failure else detail
     _case(suite, classname, name, m.failure is None, message, detail, gating)
 

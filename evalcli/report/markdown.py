@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from evalcli._version import __version__
-from evalcli.report import alignment_facts, format_signed, format_value
+from evalcli.report import alignment_facts, format_signed, format_value, metric_notes
 from evalcli.result import SCHEMA_VERSION, Diff, MetricResult, RunResult
 
 MAX_SEGMENT_ROWS = 50
@@ -114,9 +114,7 @@ def metrics_section(r: RunResult) -> list[str]:
     header = ["metric", "value"] + (["gate", "status"] if gated else []) + ["notes"]
     rows = []
     for m in r.metrics:
-        notes = list(m.notes)
-        if m.metric == "peak_f1" and "threshold" in m.details:
-            notes.insert(0, f"at threshold {m.details['threshold']:.6g}")
+        notes = metric_notes(m)
         row = [code(m.id), escape(fmt(m.value))]
         if gated:
             row += [escape(m.gate.describe()) if m.gate else "", _status(m)]

@@ -20,7 +20,7 @@ from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderR
 from rich.table import Table
 from rich.text import Text
 
-from evalcli.report import alignment_facts, format_signed, format_value
+from evalcli.report import alignment_facts, format_signed, format_value, metric_notes
 from evalcli.result import ChangeGate, Delta, Diff, MetricResult, RunResult
 
 
@@ -258,10 +258,7 @@ def shared_notes(metrics: list[MetricResult]) -> dict[str, int]:
 
 
 def _notes(m: MetricResult) -> list[str]:
-    notes = list(dict.fromkeys(m.notes))
-    if "threshold" in m.details and m.metric == "peak_f1":
-        notes.insert(0, f"at threshold {m.details['threshold']:.6g}")
-    return notes
+    return list(dict.fromkeys(metric_notes(m)))
 
 
 def _metrics_grid(r: RunResult, numbered: dict[str, int], inline: bool) -> Grid:

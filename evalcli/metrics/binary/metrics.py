@@ -155,7 +155,9 @@ def _curve_metric(stats: StatValues, name: str, need_neg: bool = True) -> Metric
     if need_neg and float(c["n"]) <= 0:
         return MetricValue(None, notes=["undefined: no negative labels"])
     if name == "peak_f1":
-        return MetricValue(float(c[name]), details={"threshold": float(c["peak_threshold"])})
+        t = float(c["peak_threshold"])
+        return MetricValue(float(c[name]), details={"threshold": t},
+                           caption=f"at threshold {t:.6g}")
     return MetricValue(float(c[name]))
 
 
