@@ -50,6 +50,7 @@ __all__ = [
 Correction = Literal["holm", "bonferroni", "bh", "none"]
 McNemarMethod = Literal["auto", "exact", "chi2"]
 FloatArray = npt.NDArray[np.float64]
+_TABLE_SLICE = 512  # blocks of 8 values per look-up step: 1 MB of table, cache-resident
 
 
 @dataclass(frozen=True)
@@ -205,12 +206,33 @@ def wilcoxon_test(a: npt.ArrayLike, b: npt.ArrayLike, *,
     return PairedResult(test, estimate, min(r_plus, r_minus), p, n_all, note=note)
 
 
-def _sign_bits(rng: np.random.Generator, rows: int, n: int) -> npt.NDArray[np.uint8]:
-    """``rows x n`` random bits from the generator's raw 64-bit stream (stable across NumPy)."""
-    words = -(-n // 64)
-    raw = rng.bit_generator.random_raw(rows * words).astype("<u8")
-    bits = np.unpackbits(raw.view(np.uint8), bitorder="little").reshape(rows, words * 64)
-    return bits[:, :n]
+def _byte_table(d: FloatArray) -> FloatArray:
+    """For each block of 8 values of ``d``, the 256 sums ``sum_j b_j d_j`` over the bits ``b``
+    of a byte (bit ``j`` goes with value ``8 k + j``): a ``(ceil(n / 8), 256)`` table."""
+    blocks = -(-d.size // 8)
+    padded = np.zeros(blocks * 8)
+    padded[: d.size] = d
+    patterns = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(np.float64)
+    table: FloatArray = padded.reshape(blocks, 8) @ patterns.T
+    return table
+
+
+def _flipped_sums(table: FloatArray, rng: np.random.Generator, rows: int) -> FloatArray:
+    """``sum_i b_i d_i`` for ``rows`` random bit vectors ``b``, drawn from the generator's raw
+    64-bit stream (stable across NumPy versions) one byte per block of the table: a pattern
+    costs ``n / 8`` look-ups instead of ``n`` multiply-adds, and no bit is unpacked. The
+    look-ups go a slice of blocks at a time, for all patterns, so the slice of the table they
+    read stays in the processor's cache."""
+    blocks = table.shape[0]
+    words = -(-blocks // 8)
+    raw = rng.bit_generator.random_raw(rows * words).astype("<u8", copy=False)
+    data = raw.view(np.uint8).reshape(rows, words * 8)
+    out = np.zeros(rows)
+    for start in range(0, blocks, _TABLE_SLICE):  # a few steps per 10**4 values, not per row
+        stop = min(blocks, start + _TABLE_SLICE)
+        part = table[start:stop]
+        out += part[np.arange(stop - start)[:, None], data[:, start:stop].T].sum(axis=0)
+    return out
 
 
 def sign_flip_test(a: npt.ArrayLike, b: npt.ArrayLike, *, permutations: int = 10_000,
@@ -249,16 +271,19 @@ def sign_flip_test(a: npt.ArrayLike, b: npt.ArrayLike, *, permutations: int = 10
     exact = n < 63 and 2**n <= permutations
     rows = 2**n if exact else permutations
     rng = np.random.Generator(np.random.PCG64(seed))
-    chunk = max(1, (1 << 22) // n)
+    # patterns per step: about 16 MB of bits (MC) or of the enumerated 0/1 matrix (exact)
+    chunk = max(1, (1 << 24) // -(-n // 8)) if not exact else max(1, (1 << 21) // n)
+    table = np.empty((0, 256)) if exact else _byte_table(d)
     hits = 0
     for start in range(0, rows, chunk):
         size = min(chunk, rows - start)
         if exact:
             index = np.arange(start, start + size, dtype=np.int64)
             bits = ((index[:, None] >> np.arange(n)[None, :]) & 1).astype(np.float64)
+            picked = bits @ d
         else:
-            bits = _sign_bits(rng, size, n).astype(np.float64)
-        flipped = total - 2.0 * (bits @ d)  # sum of s_i d_i with s_i = 1 - 2 bit_i
+            picked = _flipped_sums(table, rng, size)
+        flipped = total - 2.0 * picked  # sum of s_i d_i with s_i = 1 - 2 b_i
         hits += int(np.count_nonzero(np.abs(flipped) >= threshold))
     if exact:
         return PairedResult("sign-flip-exact", observed, observed, hits / rows, n, mc_error=0.0,
