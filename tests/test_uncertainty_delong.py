@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 from sklearn.metrics import roc_auc_score
 
-from evalcli.uncertainty.intervals import auroc_delong, delong_interval
+from evalcli.uncertainty.intervals import auroc_delong, delong_interval, delong_interval_counts
 from evalcli.uncertainty.paired import paired_delong_test
 
 
@@ -163,6 +163,40 @@ def test_fast_algorithm_on_large_inputs_matches_mann_whitney():
     auc, _ = auroc_delong(pos, neg)
     u = stats.mannwhitneyu(pos, neg).statistic
     assert auc[0] == pytest.approx(u / (pos.size * neg.size), abs=1e-12)
+
+
+# --- from counts per distinct score (the engine's mergeable statistic) -------------------------
+
+def counts_per_score(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    scores = np.unique(np.r_[pos, neg])
+    return (np.searchsorted(scores, pos)[:, None] == np.arange(scores.size)).sum(0), (
+        np.searchsorted(scores, neg)[:, None] == np.arange(scores.size)).sum(0)
+
+
+@pytest.mark.parametrize("name", ["s100b", "wfns", "ndka"])
+def test_counts_per_score_give_procs_interval(name):
+    i = delong_interval_counts(*counts_per_score(*asah(name)))
+    assert i.estimate == pytest.approx(PROC_AUC[name], abs=1e-12)
+    assert i.std_error == pytest.approx(math.sqrt(PROC_VAR[name]), rel=1e-10)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_counts_per_score_equal_the_rows(seed):
+    rng = np.random.default_rng(seed)
+    pos = np.round(rng.normal(0.7, 1, rng.integers(2, 200)), 1)
+    neg = np.round(rng.normal(0, 1, rng.integers(2, 200)), 1)
+    rows, counts = delong_interval(pos, neg), delong_interval_counts(*counts_per_score(pos, neg))
+    for field in ("estimate", "low", "high", "std_error"):
+        assert getattr(counts, field) == pytest.approx(getattr(rows, field), abs=1e-12)
+
+
+def test_counts_per_score_edge_cases():
+    assert "only one class" in delong_interval_counts([0, 0], [3, 1]).reason
+    one = delong_interval_counts([1, 0], [0, 3])
+    assert one.estimate == 0.0 and "at least 2" in one.reason
+    assert not delong_interval_counts([np.nan, 1], [1, 1]).defined
+    with pytest.raises(ValueError):
+        delong_interval_counts([1, 2], [1])
 
 
 # --- undefined and degenerate cases -----------------------------------------------------------
