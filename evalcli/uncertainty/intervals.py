@@ -207,8 +207,8 @@ def wilson_interval(successes: float, total: float, level: float = 0.95) -> Inte
 
     ``(p + z^2/2n +- z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n)``; good coverage down to small
     ``n`` and at ``p`` near 0 or 1, where the normal (Wald) interval fails. ``std_error`` is
-    ``sqrt(p(1-p)/n)``. Counts may be weighted sums only if every weight is 1; for weights or
-    clustered rows use :func:`wilson_interval_clustered`.
+    ``sqrt(p(1-p)/n)``. The counts are of independent rows; for weighted rows, or rows
+    clustered in users or queries, use :func:`wilson_interval_clustered`.
 
     >>> i = wilson_interval(81, 100)
     >>> round(i.low, 4), round(i.high, 4)

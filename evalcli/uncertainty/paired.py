@@ -57,8 +57,13 @@ _TABLE_SLICE = 512  # blocks of 8 values per look-up step: 1 MB of table, cache-
 class PairedResult:
     """One paired comparison: the difference ``b - a``, the test's statistic and p-value.
 
-    ``interval`` is the difference's confidence interval when the test gives one;
-    ``mc_error`` the Monte-Carlo standard error of a p-value from random resamples.
+    ``test`` names the test and its variant (``paired-t``, ``wilcoxon-exact``,
+    ``sign-flip``, ``mcnemar-chi2``, ``delong-paired``, ``bootstrap-paired``...);
+    ``statistic`` is its statistic (t, W = min(R+, R-), z, chi-square, the smaller discordant
+    count, or the mean difference for sign flips and the bootstrap); ``n`` the pairs it saw
+    (units or rows; replicates for the bootstrap). ``interval`` is the difference's confidence
+    interval when the test gives one; ``mc_error`` the Monte-Carlo standard error of a
+    p-value from random resamples (0 when every resample was enumerated).
     """
 
     test: str
