@@ -176,3 +176,11 @@ def test_an_unreachable_url_fails_at_once(scheme: str) -> None:
     err = error_of(evalcli("compare", url, str(TRUTH), env=env))
     assert f"cannot reach {url}" in err and "check the file's format" not in err
     assert "Warning" not in err
+
+
+def test_engine_spark_reads_standard_input(expected: dict[str, float | None]) -> None:
+    """Spark's readers take paths its executors can open; standard input is read by evalcli
+    on the driver and handed to Spark, with the same values."""
+    got = values(evalcli("compare", "-", str(TRUTH), "-f", "json", "--engine", "spark",
+                         stdin=PRED.read_bytes()))
+    assert got == expected

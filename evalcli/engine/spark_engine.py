@@ -43,7 +43,7 @@ from evalcli.engine.core import Computed, Evaluated, Part, first_line
 from evalcli.engine.plan import Plan
 from evalcli.errors import ConfigError, InputDataError, UserError
 from evalcli.io import Source
-from evalcli.io.readers import check_source, detect_format, scan
+from evalcli.io.readers import check_source, detect_format, is_http, is_stdin, scan
 from evalcli.metrics.base import Context, Metric, Stat
 
 if TYPE_CHECKING:
@@ -315,11 +315,13 @@ def read(spark: SparkSession, source: Source) -> DataFrame:
 
     Parquet, CSV/TSV and JSONL are read by Spark (local paths, globs, directories with hive
     partitions, or any URI Spark reads); other formats (TREC), text in an encoding Spark cannot
-    decode (cp1252, ...) and in-memory frames are read by evalcli on the driver and handed to
-    Spark.
+    decode (cp1252, ...), standard input, http(s) URLs and in-memory frames are read by evalcli
+    on the driver and handed to Spark.
     """
     if source.frame is not None:
         return spark.createDataFrame(source.frame.collect().to_arrow())
+    if is_stdin(source.path) or is_http(source.path):  # a copy on the driver: evalcli reads it
+        return spark.createDataFrame(scan(source).collect().to_arrow())
     remote = "://" in source.path
     if not remote:
         check_source(source)  # the Polars readers' checks: duplicate headers, bytes, encoding
