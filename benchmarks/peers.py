@@ -195,15 +195,16 @@ def ranx(family: str, pred: str, truth: str) -> dict[str, Any]:
     t1 = time.perf_counter()
     from ranx import Qrels, Run, evaluate
 
-    # ranx wants string ids in pandas frames
-    qrels = Qrels.from_df(
-        qrels_df.select(pl.col("query").cast(pl.String).alias("q_id"),
+    def frame(df: pl.DataFrame, score: pl.Expr) -> Any:
+        # ranx wants string ids in pandas frames, as object columns (pandas 3 would make them
+        # its str dtype, which ranx refuses)
+        out = df.select(pl.col("query").cast(pl.String).alias("q_id"),
                         pl.col("item").cast(pl.String).alias("doc_id"),
-                        pl.col("relevance").cast(pl.Int64).alias("score")).to_pandas())
-    run = Run.from_df(
-        run_df.select(pl.col("query").cast(pl.String).alias("q_id"),
-                      pl.col("item").cast(pl.String).alias("doc_id"),
-                      pl.col("score").cast(pl.Float64).alias("score")).to_pandas())
+                        score.alias("score")).to_pandas()
+        return out.astype({"q_id": object, "doc_id": object})
+
+    qrels = Qrels.from_df(frame(qrels_df, pl.col("relevance").cast(pl.Int64)))
+    run = Run.from_df(frame(run_df, pl.col("score").cast(pl.Float64)))
     build = time.perf_counter() - t1
     t2 = time.perf_counter()
     res = evaluate(qrels, run, list(RANX_METRICS.values()), make_comparable=True)
