@@ -271,6 +271,9 @@ class RunResult:
     ``failures``); in the JSON report as ``baseline``."""
     curves: dict[str, Any] = field(default_factory=dict)
     """Curve tables (Polars DataFrames) by name: roc, pr, residuals. Not in the JSON report."""
+    curve_areas: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    """For a curve, the metrics (by name) that summarise it and their legend names, as the
+    task gives them. Not in the JSON report."""
     unused_columns: dict[str, str] = field(default_factory=dict)
     """Optional roles a file has a column for that the run did not use because nothing named
     it (role -> file), e.g. a ``weight`` column. Not in the reports."""

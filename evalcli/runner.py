@@ -152,6 +152,7 @@ def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
     result.alignment.extra.update(added.alignment)
     result.per_query = added.per_query
     result.curves = added.curves
+    result.curve_areas = added.areas
     evaluate_gates(result, seg_gates)
     if cfg.baseline is not None:
         say("comparing with the baseline")

@@ -54,3 +54,12 @@ def test_peak_f1_states_its_threshold_as_its_caption() -> None:
 def test_no_writer_names_a_metric_to_caption_it() -> None:
     for path in WRITERS:
         assert not re.search(r"\.metric\s*==\s", path.read_text()), path.name
+
+
+def test_no_writer_names_a_curves_summary() -> None:
+    """The metrics that label a curve (AUROC on the ROC curve, AUPRC and average precision on
+    the PR curve) come from the family (``Additions.areas``), not from names in a writer."""
+    for path in WRITERS:
+        text = path.read_text()
+        for name in ("auroc", "auprc", "average_precision"):
+            assert f'"{name}"' not in text, (path.name, name)

@@ -146,6 +146,9 @@ class Additions:
 
     curves: dict[str, pl.DataFrame] = field(default_factory=dict)
     """Curve tables by name (``roc``, ``pr``, ``residuals``), as ``--curves`` writes them."""
+    areas: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    """For a curve, the metrics (by name) whose values summarise it, each with the name a
+    figure's legend gives it (binary's PR curve: AUPRC and average precision)."""
     alignment: dict[str, int] = field(default_factory=dict)
     """More alignment counts (ranking: queries in the predictions, in the truth, ...)."""
     per_query: pl.DataFrame | None = None

@@ -185,15 +185,12 @@ def _figure(svg: str, caption: str) -> str:
     return f"<figure>{svg}<figcaption>{escape(caption)}</figcaption></figure>"
 
 
-def _value(r: RunResult, *names: str) -> float | None:
-    for m in r.metrics:
-        if m.metric in names and m.value is not None:
-            return m.value
-    return None
-
-
-PR_AREAS = (("auprc", "AUPRC"), ("average_precision", "average precision"))
-"""Areas under the precision-recall curve a binary run may compute, and their legend names."""
+def _areas(r: RunResult, curve: str) -> list[tuple[str, float]]:
+    """The values that summarise a curve, with their legend names, as the task names them
+    (:attr:`RunResult.curve_areas`), those the run computed."""
+    values = {m.metric: m.value for m in reversed(r.metrics) if m.value is not None}
+    return [(label, values[name]) for name, label in r.curve_areas.get(curve, [])
+            if name in values]
 
 
 def _is_matrix(m: MetricResult) -> bool:
@@ -240,15 +237,12 @@ def plots(r: RunResult) -> list[str]:
 
     out = []
     if "roc" in r.curves:
-        out.append(_figure(p.roc(r.curves["roc"], _value(r, "auroc")),
+        out.append(_figure(p.roc(r.curves["roc"], _areas(r, "roc")),
                            "ROC: one point per distinct score (weighted counts)."))
     if "pr" in r.curves:
         df = r.curves["pr"]
         prevalence = float(df["precision"][-1]) if df.height else None
-        # the areas computed, each by its own name: AUPRC (trapezoid) is not average
-        # precision (steps), and the two differ in the fourth digit
-        areas = [(label, v) for name, label in PR_AREAS if (v := _value(r, name)) is not None]
-        out.append(_figure(p.pr(df, areas, prevalence),
+        out.append(_figure(p.pr(df, _areas(r, "pr"), prevalence),
                            "Precision-recall: one point per distinct score."))
     for m in r.metrics:
         if _is_matrix(m):

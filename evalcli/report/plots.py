@@ -83,13 +83,14 @@ def _axes(fig: Figure) -> Axes:
     return ax
 
 
-def roc(df: pl.DataFrame, auroc: float | None = None) -> str:
-    """ROC curve (fpr, tpr) with the chance diagonal."""
+def roc(df: pl.DataFrame, areas: Sequence[tuple[str, float]] = ()) -> str:
+    """ROC curve (fpr, tpr) with the chance diagonal; the first of ``areas`` (the summaries
+    the run computed, by name) labels the curve."""
     fpr, tpr = _cols(df, "fpr", "tpr")
     fig = _figure()
     ax = _axes(fig)
     ax.plot([0, 1], [0, 1], linestyle="--", color=GREY, linewidth=1, label="chance")
-    label = f"AUROC {auroc:.4f}" if auroc is not None else "ROC"
+    label = f"{areas[0][0]} {areas[0][1]:.4f}" if areas else "ROC"
     ax.plot(fpr, tpr, color=COLOR, linewidth=1.8, label=label)
     ax.set(xlim=(0, 1), ylim=(0, 1.01), xlabel="false positive rate",
            ylabel="true positive rate (recall)", title="ROC curve")

@@ -25,9 +25,16 @@ def curve_stats(ctx: Context, metrics: Planned, asks: Asks) -> dict[str, Stat]:
     return {SCORE_COUNTS: score_counts({}, ctx)}
 
 
+AREAS = {"roc": [("auroc", "AUROC")],
+         "pr": [("auprc", "AUPRC"), ("average_precision", "average precision")]}
+"""The metrics that summarise each curve and their legend names: AUPRC (the trapezoid) is not
+average precision (the step sum), and the two differ in the fourth digit."""
+
+
 def curve_tables(values: Mapping[str, Any], asks: Asks) -> Additions:
     counts = values.get(SCORE_COUNTS)
-    return Additions(curves=curves(counts) if isinstance(counts, pl.DataFrame) else {})
+    drawn = curves(counts) if isinstance(counts, pl.DataFrame) else {}
+    return Additions(curves=drawn, areas={name: AREAS[name] for name in drawn if name in AREAS})
 
 
 def curves(counts: pl.DataFrame) -> dict[str, pl.DataFrame]:
