@@ -435,3 +435,19 @@ def test_a_constant_error_has_no_variance(label, prediction, weight):
         predictions={"label": label, "prediction": prediction, "w": weight}).values()
     assert got["explained_variance"] == explained_variance_score(
         label, prediction, sample_weight=weight) == 1.0
+
+
+def test_sums_beyond_the_float_range_do_not_crash():
+    """Found by the fuzz battery: errors of 2.3e154 square beyond the float range; the exact
+    moments then overflowed converting back (an internal error, exit 3). The moments fall
+    back to float arithmetic: the other metrics keep their values."""
+    from sklearn.metrics import max_error, mean_absolute_error
+
+    import evalcli
+
+    label, prediction = [0.0, 0.0, 0.0], [0.0, 0.0, 2.3223004552785474e154]
+    got = evalcli.evaluate({"task": "regression", "metrics": ["mse", "mae", "max_error"]},
+                           predictions={"label": label, "prediction": prediction}).values()
+    assert got["mae"] == mean_absolute_error(label, prediction)
+    assert got["max_error"] == max_error(label, prediction)
+    assert got["mse"] is None or got["mse"] == float("inf")

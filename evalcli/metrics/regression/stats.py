@@ -111,28 +111,32 @@ def _moment_exprs(weighted: bool) -> Callable[[], list[pl.Expr]]:
 Moments = dict[str, "Fraction | float"]
 
 
-def _part_moments(rows: list[dict[str, Any]], columns: Sequence[str]) -> Moments:
+def _part_moments(rows: list[dict[str, Any]], columns: Sequence[str], exactly: bool = True
+                  ) -> Moments:
     """The exact sums of one segment's parts: from the partial columns of the pass, or from
-    moments already combined (a part's weight, means and centred sums of squares)."""
+    moments already combined (a part's weight, means and centred sums of squares). Not
+    ``exactly``: the same sums as floats (for sums beyond the float range, see
+    :func:`_combine_moments`)."""
     k = MOMENTS
 
     def total(*names: str) -> Fraction | float:
-        return sum((exact_total(rows, f"{k}.{n}") for n in names
-                    if f"{k}.{n}#x:j" in columns), Fraction(0))
+        out = sum((exact_total(rows, f"{k}.{n}") for n in names
+                   if f"{k}.{n}#x:j" in columns), Fraction(0))
+        return out if exactly else to_float(out)
 
     def exact(v: Any) -> Fraction | float:
         f = math.nan if v is None else float(v)
-        return Fraction(f) if math.isfinite(f) else f
+        return Fraction(f) if math.isfinite(f) and exactly else f
 
     n = sum(float(r[f"{k}.n"] or 0.0) for r in rows)
     if f"{k}.y#x:j" in columns:
-        w = total("w") if f"{k}.w#x:j" in columns else Fraction(int(n))
+        w = total("w") if f"{k}.w#x:j" in columns else Fraction(int(n)) if exactly else n
         return {"w": w, "n": n, "sy": total("y", "y_err"),
                 "sy2": total("y2", "y2_err", "y2_err2", "y2_err3"), "se": total("e"),
                 "se2": total("e2"), "sae": total("ae"), "sape": total("ape")}
-    out: Moments = {"w": Fraction(0), "n": n, "sy": Fraction(0), "sy2": Fraction(0),
-                    "se": Fraction(0), "se2": Fraction(0), "sae": Fraction(0),
-                    "sape": Fraction(0)}
+    zero: Fraction | float = Fraction(0) if exactly else 0.0
+    out: Moments = {"w": zero, "n": n, "sy": zero, "sy2": zero, "se": zero, "se2": zero,
+                    "sae": zero, "sape": zero}
     for r in rows:  # Σy = w·mean, Σy² = M2 + w·mean², exactly
         w = exact(r[f"{k}.w"])
         if not w:
@@ -146,6 +150,20 @@ def _part_moments(rows: list[dict[str, Any]], columns: Sequence[str]) -> Moments
     return out
 
 
+def _moments_of(m: Moments, constant_e: bool) -> dict[str, float]:
+    """Weight, means and centred sums of squares from the sums (exact when they are
+    Fractions, rounded once)."""
+    w, sy, sy2, se, se2 = m["w"], m["sy"], m["sy2"], m["se"], m["se2"]
+    return {
+        "w": to_float(w), "n": float(m["n"]),
+        "mean_y": to_float(sy / w) if w else math.nan,
+        "m2_y": to_float(sy2 - sy * sy / w) if w else 0.0,
+        "mean_e": to_float(se / w) if w else math.nan,
+        "m2_e": to_float(se2 - se * se / w) if w and not constant_e else 0.0,
+        "sse": to_float(se2), "sae": to_float(m["sae"]), "sape": to_float(m["sape"]),
+    }
+
+
 def _combine_moments(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     """Moments of each segment from the exact sums of its parts, in exact arithmetic:
     weight, mean and centred sum of squares of the target and of the error, the sums of
@@ -156,21 +174,18 @@ def _combine_moments(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
         groups.setdefault(tuple(part[c] for c in keys), []).append(part)
     out = []
     for key, rows in groups.items():
-        m = _part_moments(rows, df.columns)
-        w, sy, sy2, se, se2 = m["w"], m["sy"], m["sy2"], m["se"], m["se2"]
         maxes = [r[f"{k}.max_e"] for r in rows if r[f"{k}.max_e"] is not None]
         los = [r[f"{k}.lo_e"] for r in rows if r.get(f"{k}.lo_e") is not None]
         his = [r[f"{k}.hi_e"] for r in rows if r.get(f"{k}.hi_e") is not None]
         constant_e = bool(los) and min(los) == max(his)
+        try:
+            moments = _moments_of(_part_moments(rows, df.columns), constant_e)
+        except OverflowError:  # a sum beyond the float range (errors of 1e154 and more):
+            # the same formulas in floats, which give ±inf or nan as any float formula would
+            moments = _moments_of(_part_moments(rows, df.columns, exactly=False), constant_e)
         row: dict[str, Any] = dict(zip(keys, key, strict=True))
+        row.update({f"{k}.{name}": v for name, v in moments.items()})
         row.update({
-            f"{k}.w": to_float(w), f"{k}.n": m["n"],
-            f"{k}.mean_y": to_float(sy / w) if w else math.nan,
-            f"{k}.m2_y": to_float(sy2 - sy * sy / w) if w else 0.0,
-            f"{k}.mean_e": to_float(se / w) if w else math.nan,
-            f"{k}.m2_e": to_float(se2 - se * se / w) if w and not constant_e else 0.0,
-            f"{k}.sse": to_float(se2), f"{k}.sae": to_float(m["sae"]),
-            f"{k}.sape": to_float(m["sape"]),
             f"{k}.max_e": max(maxes) if maxes else None,
             f"{k}.lo_e": min(los) if los else None,
             f"{k}.hi_e": max(his) if his else None,
