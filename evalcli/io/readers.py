@@ -43,7 +43,7 @@ import os
 import re
 import tempfile
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -124,6 +124,23 @@ def detect_format(path: str) -> tuple[str, str | None]:
     return fmt, compression
 
 
+# --------------------------------------------------------------------------- local copies
+
+def _temp_copy(prefix: str, suffix: str, chunks: Iterable[bytes]) -> str:
+    """A temporary file holding ``chunks`` (the caller registers it in ``_COPIES``, removed
+    at exit); when writing fails it is removed at once and the exception goes on."""
+    fd, out = tempfile.mkstemp(prefix=prefix, suffix=suffix)
+    try:
+        with os.fdopen(fd, "wb") as dst:
+            for chunk in chunks:
+                dst.write(chunk)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(out)
+        raise
+    return out
+
+
 # --------------------------------------------------------------------------- standard input
 
 STDIN: Final = "<stdin>"
@@ -174,23 +191,11 @@ def stdin_file() -> str:
             "standard input ('-') is a terminal, not data",
             hint="pipe the file in (some_model | evalcli compare - truth.csv), or give its path")
     raw = getattr(stream, "buffer", None)
-    fd, tmp = tempfile.mkstemp(prefix="evalcli-stdin-")
-    size = 0
-    try:
-        with os.fdopen(fd, "wb") as dst:
-            while True:
-                chunk = raw.read(1 << 20) if raw is not None else \
-                    stream.read(1 << 20).encode("utf-8")
-                if not chunk:
-                    break
-                dst.write(chunk)
-                size += len(chunk)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    read: Callable[[], bytes] = (lambda: raw.read(1 << 20)) if raw is not None else \
+        (lambda: stream.read(1 << 20).encode("utf-8"))
+    tmp = _temp_copy("evalcli-stdin-", "", iter(read, b""))
     _COPIES[("stdin", id(stream))] = tmp
-    if size == 0:
+    if os.path.getsize(tmp) == 0:
         raise InputDataError("standard input ('-') is empty (no header, no rows)",
                              hint="check the command that writes to evalcli's standard input")
     out = tmp + _stdin_suffix(tmp)
@@ -275,16 +280,12 @@ def http_file(url: str, timeout: float = 15.0) -> str:
         return _COPIES[key]
     name = Path(urlsplit(url).path).name
     suffix = "".join(Path(name).suffixes[-2:]) if name else ""
-    fd, out = tempfile.mkstemp(prefix="evalcli-url-", suffix=suffix)
     shown = clip_path(url)
     try:
         req = Request(url, headers={"User-Agent": "evalcli"})
-        with os.fdopen(fd, "wb") as dst, urlopen(req, timeout=timeout) as resp:
-            while chunk := resp.read(1 << 20):
-                dst.write(chunk)
+        with urlopen(req, timeout=timeout) as resp:
+            out = _temp_copy("evalcli-url-", suffix, iter(lambda: resp.read(1 << 20), b""))
     except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(out)
         if isinstance(exc, HTTPError):
             raise InputDataError(f"cannot read {shown}: the server answered HTTP {exc.code} "
                                  f"{exc.reason}", hint="check the address (and any access "
@@ -824,25 +825,24 @@ def _utf8_copy(source: Source, file: str, compression: str | None, encoding: str
         )
     errors = "replace" if encoding == _LOSSY else "strict"
     codec = "utf-8" if encoding == _LOSSY else encoding
-    fd, out = tempfile.mkstemp(prefix="evalcli-utf8-", suffix=Path(file).suffix or ".txt")
+    def decoded() -> Iterator[bytes]:
+        decoder = codecs.getincrementaldecoder(codec)(errors)
+        done = 0
+        for chunk in itertools.chain(_chunks(file, compression), [b""]):
+            try:
+                yield decoder.decode(chunk, final=not chunk).encode("utf-8")
+            except UnicodeDecodeError as exc:
+                where = f"byte {done + exc.start:,}" + (" (decompressed)" if compression
+                                                        else "")
+                raise InputDataError(
+                    f"{source.path} is not valid {encoding}: {where} is {exc.reason}",
+                    hint="name the file's actual encoding, or re-encode it as UTF-8",
+                ) from None
+            done += len(chunk)
+
     try:
-        with os.fdopen(fd, "wb") as dst:
-            decoder = codecs.getincrementaldecoder(codec)(errors)
-            done = 0
-            for chunk in itertools.chain(_chunks(file, compression), [b""]):
-                try:
-                    dst.write(decoder.decode(chunk, final=not chunk).encode("utf-8"))
-                except UnicodeDecodeError as exc:
-                    where = f"byte {done + exc.start:,}" + (" (decompressed)" if compression
-                                                            else "")
-                    raise InputDataError(
-                        f"{source.path} is not valid {encoding}: {where} is {exc.reason}",
-                        hint="name the file's actual encoding, or re-encode it as UTF-8",
-                    ) from None
-                done += len(chunk)
+        out = _temp_copy("evalcli-utf8-", Path(file).suffix or ".txt", decoded())
     except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(out)
         if isinstance(exc, OSError | EOFError | zlib.error):
             raise InputDataError(f"cannot read {source.path}: {exc}",
                                  hint="check the file (a truncated or corrupt download?)"
