@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -182,11 +182,53 @@ class Alignment(Strict):
     )
 
 
-class SegmentGate(Strict):
+Level = Annotated[float, Field(gt=0, lt=1)]
+
+
+class Confident(Strict):
+    """How sure a gate must be (needs intervals: ``uncertainty:``, or ``--ci``)."""
+
+    confidence: Level | None = Field(
+        None, description="fail only when the value is significantly on the wrong side of the "
+        "threshold: the interval at this level lies wholly beyond it (e.g. 0.95)")
+    require_confidence: Level | None = Field(
+        None, description="pass only when the value is significantly on the right side: the "
+        "interval at this level lies wholly within the threshold (e.g. 0.95)")
+
+    @model_validator(mode="after")
+    def _one_confidence(self) -> Confident:
+        if self.confidence is not None and self.require_confidence is not None:
+            raise ValueError("give either confidence (fail only on evidence of a miss) or "
+                             "require_confidence (pass only on evidence of a hit), not both")
+        return self
+
+
+class SegmentGate(Confident):
     """A gate on a metric's per-segment values."""
 
     min: float | None = Field(None, description="fail when a segment's value is below")
     max: float | None = Field(None, description="fail when a segment's value is above")
+
+
+class Uncertainty(Strict):
+    """Confidence intervals on every metric and segment (see docs/uncertainty.md)."""
+
+    level: Level = Field(0.95, description="the intervals' confidence level")
+    method: Literal["auto", "bootstrap", "bca"] = Field(
+        "auto", description="auto: a closed form where the metric has one (Wilson, DeLong, t), "
+        "else the percentile bootstrap; bootstrap: percentile bootstrap for every metric; "
+        "bca: bias-corrected and accelerated bootstrap for every metric")
+    replicates: int = Field(1000, ge=100, le=100_000,
+                            description="bootstrap replicates (resamples)")
+    seed: int = Field(0, ge=0, description="seed of the random groups and the resamples: the "
+                      "same seed gives the same intervals on every engine and input format")
+    unit: str = Field(
+        "auto", description="what is resampled: auto (rows; queries for ranking), rows, or a "
+        "column (e.g. user_id) whose rows belong together: resampling rows of a user with 500 "
+        "rows gives intervals far too narrow")
+    groups: int = Field(1000, ge=20, le=100_000,
+                        description="random groups the units are hashed into (at most one per "
+                        "unit); the bootstrap resamples groups")
 
 
 class MetricEntry(Strict):
@@ -196,6 +238,12 @@ class MetricEntry(Strict):
     metric: str = Field(description="metric name, optionally with @k (e.g. ndcg@10)")
     min: float | None = Field(None, description="gate: fail when the value is below")
     max: float | None = Field(None, description="gate: fail when the value is above")
+    confidence: Level | None = Field(
+        None, description="gate: fail only when the interval at this level lies wholly "
+        "beyond min/max (needs uncertainty)")
+    require_confidence: Level | None = Field(
+        None, description="gate: pass only when the interval at this level lies wholly "
+        "within min/max (needs uncertainty)")
     segments: dict[str, SegmentGate] | None = Field(
         None, description="gates per segment (needs group_by): {min: 0.8} holds for every "
         "segment; {'region=EU': {min: 0.8}, '*': {min: 0.7}} for a listed segment and the rest"
@@ -205,7 +253,8 @@ class MetricEntry(Strict):
     @field_validator("segments", mode="before")
     @classmethod
     def _every_segment(cls, v: Any) -> Any:
-        if isinstance(v, dict) and v and set(v) <= {"min", "max"}:
+        if isinstance(v, dict) and v and set(v) <= {"min", "max", "confidence",
+                                                     "require_confidence"}:
             return {"*": v}
         return v
 
@@ -227,6 +276,11 @@ class MetricEntry(Strict):
             if rest is None:
                 return {"metric": name}
         return v
+
+    @model_validator(mode="after")
+    def _one_confidence(self) -> MetricEntry:
+        Confident(confidence=self.confidence, require_confidence=self.require_confidence)
+        return self
 
     @model_validator(mode="after")
     def _collect_params(self) -> MetricEntry:
@@ -342,6 +396,9 @@ class Config(Strict):
     curves: Curves | None = Field(
         None, description="folder to write ROC/PR points (and residuals) as CSV or Parquet"
     )
+    uncertainty: Uncertainty | None = Field(
+        None, description="confidence intervals on every metric: {level: 0.95, method: auto, "
+        "replicates: 1000, seed: 0, unit: auto} (--ci turns them on)")
     per_query: str | None = Field(
         None, description="write each query's metric values (ranking) to this file: .parquet, "
         ".csv or .jsonl, relative to the config's folder"

@@ -44,13 +44,62 @@ def display_path(path: str) -> str:
 
 
 @dataclass
+class CI:
+    """A value's confidence interval as the reports show it, or the reason there is none
+    (computed by :mod:`evalcli.uncertainty`; see ``docs/uncertainty.md``).
+
+    ``method`` names how (``wilson``, ``delong``, ``t``, ``percentile``, ``bca``...);
+    ``std_error`` is the value's standard error (a bootstrap's: the replicates' standard
+    deviation); ``mc_error`` the Monte-Carlo error of the bounds when they come from random
+    replicates; ``reason`` why there are no bounds; ``note`` what the reader should know
+    (e.g. that replicates were computed on binned scores).
+    """
+
+    low: float | None
+    high: float | None
+    level: float
+    method: str
+    std_error: float | None = None
+    mc_error: float | None = None
+    reason: str | None = None
+    note: str | None = None
+
+    @property
+    def defined(self) -> bool:
+        """Whether the interval has bounds."""
+        return self.low is not None and self.high is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON report's ``ci`` object.
+
+        >>> CI(0.1, 0.3, 0.95, "wilson", std_error=0.05).to_dict()
+        {'low': 0.1, 'high': 0.3, 'level': 0.95, 'method': 'wilson'}
+        >>> CI(None, None, 0.9, "delong", reason="one class only").to_dict()
+        {'low': None, 'high': None, 'level': 0.9, 'method': 'delong', 'reason': 'one class only'}
+        """
+        out: dict[str, Any] = {"low": self.low, "high": self.high, "level": self.level,
+                               "method": self.method}
+        for k in ("mc_error", "reason", "note"):
+            if (v := getattr(self, k)) is not None:
+                out[k] = v
+        return out
+
+
+@dataclass
 class Gate:
-    """A threshold on a metric: ``min`` and/or ``max``, optionally for one segment only."""
+    """A threshold on a metric: ``min`` and/or ``max``, optionally for one segment only.
+
+    ``confidence``: the gate fails only when the interval at this level lies wholly on the
+    wrong side of the threshold (the evidence shows the value misses it); ``require_confidence``:
+    the gate passes only when the interval at this level lies wholly on the right side (the
+    evidence shows the value meets it). Neither: the point value decides."""
 
     min: float | None = None
     max: float | None = None
     segment: str | None = None
     """``None``: the overall value; ``"*"``: every segment; else the named segment."""
+    confidence: float | None = None
+    require_confidence: float | None = None
 
     def describe(self) -> str:
         parts = []
@@ -62,12 +111,9 @@ class Gate:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        if self.min is not None:
-            out["min"] = self.min
-        if self.max is not None:
-            out["max"] = self.max
-        if self.segment is not None:
-            out["segment"] = self.segment
+        for k in ("min", "max", "segment", "confidence", "require_confidence"):
+            if (v := getattr(self, k)) is not None:
+                out[k] = v
         return out
 
 
@@ -150,6 +196,14 @@ class MetricResult:
     caption: str | None = None
     """A short fact the metric states beside its value (peak F1: ``at threshold 0.42``), shown
     by every report before the notes; not in the JSON report, whose ``details`` hold the fact."""
+    ci: CI | None = None
+    """The value's confidence interval, when the run asks for intervals (``uncertainty:``)."""
+    gate_ci: CI | None = None
+    """The interval a gate with ``confidence``/``require_confidence`` decides by: the
+    one-sided bound at that confidence is a bound of the two-sided interval at level
+    ``2·confidence − 1`` (0.95 -> 0.90)."""
+    verdict: str | None = None
+    """Why the gate passed or failed, in a sentence (value, interval, threshold, decision)."""
 
 
 @dataclass
@@ -277,6 +331,9 @@ class RunResult:
     unused_columns: dict[str, str] = field(default_factory=dict)
     """Optional roles a file has a column for that the run did not use because nothing named
     it (role -> file), e.g. a ``weight`` column. Not in the reports."""
+    uncertainty: dict[str, Any] | None = None
+    """How the intervals were computed, when asked for: ``level``, ``method``, ``replicates``,
+    ``seed``, ``unit``, ``groups`` (the random groups of units that were resampled)."""
     per_query: pl.DataFrame | None = None
     """Each query's metric values (ranking, when ``per_query`` is asked for). Not in the
     reports; written by the output step with the other outputs."""
@@ -348,6 +405,9 @@ def metric_dict(m: MetricResult) -> dict[str, Any]:
         "direction": m.direction,
         "value": m.value,
     }
+    if m.ci is not None:
+        out["ci"] = m.ci.to_dict()
+        out["std_error"] = m.ci.std_error
     if m.details:
         out["details"] = m.details
     if m.notes:
@@ -357,6 +417,10 @@ def metric_dict(m: MetricResult) -> dict[str, Any]:
         out["passed"] = m.passed
         if m.failure:
             out["failure"] = m.failure
+        if m.gate_ci is not None:
+            out["gate_ci"] = m.gate_ci.to_dict()
+        if m.verdict is not None:
+            out["verdict"] = m.verdict
     return out
 
 
@@ -391,6 +455,8 @@ def to_dict(r: RunResult) -> dict[str, Any]:
         "failures": r.failures,
         "metrics": [metric_dict(m) for m in r.metrics],
     }
+    if r.uncertainty is not None:
+        out["uncertainty"] = r.uncertainty
     if r.group_by:
         out["group_by"] = r.group_by
         out["segments"] = [

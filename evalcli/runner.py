@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from evalcli.config import Baseline, Config, InputSpec, MetricEntry, load_config
+from pydantic import ValidationError
+
+from evalcli.config import Baseline, Config, InputSpec, MetricEntry, Uncertainty, load_config
 from evalcli.decide.baseline import add_baseline, compare_baseline
 from evalcli.decide.gates import evaluate_gates, segment_gates
 from evalcli.engine.align import Aligned, Inputs, align
@@ -204,10 +206,22 @@ def run_path(path: Path, *, predictions: str | None = None, truth: str | None = 
 def override(cfg: Config, *, predictions: str | None = None, truth: str | None = None,
              metrics: Sequence[str] = (), baseline: str | None = None,
              engine: str | None = None, per_query: str | None = None,
-             verbose: bool = False) -> Config:
+             verbose: bool = False, ci: Mapping[str, Any] | None = None) -> Config:
     """Command-line overrides of a config's inputs (paths as given, relative to the cwd);
-    ``verbose`` (``-v``) also shows Spark's own log."""
+    ``verbose`` (``-v``) also shows Spark's own log. ``ci``: interval settings to turn on
+    (``{}``: the config's, or the defaults) or change."""
     update: dict[str, object] = {}
+    if ci is not None:
+        given = {k: v for k, v in ci.items() if v is not None}
+        base = cfg.uncertainty.model_dump() if cfg.uncertainty is not None else {}
+        try:
+            update["uncertainty"] = Uncertainty.model_validate({**base, **given})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            flag = "--" + {"level": "ci-level", "method": "ci-method", "unit": "ci-unit"}.get(
+                str(first["loc"][0]), str(first["loc"][0]))
+            raise ConfigError(f"{flag}: {first['msg']}",
+                              hint="see evalcli run --help") from None
     if verbose:
         update["spark"] = cfg.spark.model_copy(update={"log": "console"})
     if engine is not None:

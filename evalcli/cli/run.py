@@ -29,6 +29,7 @@ EPILOG = examples(
     "evalcli run configs/binary-gated.yaml --predictions new.parquet",
     "evalcli run configs/binary-gated.yaml --no-gate",
     "evalcli run configs/binary-gated.yaml --baseline accepted.json",
+    "evalcli run configs/binary-quickstart.yaml --ci",
 )
 
 
@@ -57,6 +58,25 @@ class InputFormat(str, Enum):
     tsv = "tsv"
     jsonl = "jsonl"
     parquet = "parquet"
+
+
+class CiMethod(str, Enum):
+    auto = "auto"
+    bootstrap = "bootstrap"
+    bca = "bca"
+
+
+CI_PANEL = "Confidence intervals"
+
+
+def ci_settings(on: bool, level: float | None, method: CiMethod | None, replicates: int | None,
+                seed: int | None, unit: str | None) -> dict[str, object] | None:
+    """The interval settings the options give (``None``: none given, the config decides)."""
+    given: dict[str, object] = {"level": level, "method": method.value if method else None,
+             "replicates": replicates, "seed": seed, "unit": unit}
+    if not on and all(v is None for v in given.values()):
+        return None
+    return given
 
 
 class CurvesFormat(str, Enum):
@@ -98,6 +118,26 @@ def run(
     per_query: Annotated[Path | None, typer.Option(
         "--per-query", metavar="PATH", help="Write each query's metric values (ranking) to "
         "this .parquet, .csv or .jsonl file.", dir_okay=False)] = None,
+    ci: Annotated[bool, typer.Option(
+        "--ci", help="Confidence intervals on every metric (the config's 'uncertainty:', else "
+        "95%, closed forms where they exist, else 1,000 bootstrap replicates). The --ci-* "
+        "options imply it.", rich_help_panel=CI_PANEL)] = False,
+    ci_level: Annotated[float | None, typer.Option(
+        "--ci-level", metavar="LEVEL", help="Confidence level (default 0.95).",
+        rich_help_panel=CI_PANEL)] = None,
+    ci_method: Annotated[CiMethod | None, typer.Option(
+        "--ci-method", metavar="METHOD", help="auto (closed form where there is one, else "
+        "bootstrap), bootstrap (percentile) or bca.", rich_help_panel=CI_PANEL)] = None,
+    replicates: Annotated[int | None, typer.Option(
+        "--replicates", metavar="N", help="Bootstrap replicates (default 1000).",
+        rich_help_panel=CI_PANEL)] = None,
+    seed: Annotated[int | None, typer.Option(
+        "--seed", metavar="N", help="Seed of the resampling (default 0): same seed, same "
+        "intervals.", rich_help_panel=CI_PANEL)] = None,
+    ci_unit: Annotated[str | None, typer.Option(
+        "--ci-unit", metavar="UNIT", help="What is resampled: auto (rows; queries for "
+        "ranking), rows, or a column whose rows belong together (e.g. user_id).",
+        rich_help_panel=CI_PANEL)] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stderr.")] = False,
     verbose: Annotated[bool, typer.Option(
         "--verbose", "-v", help="Also print each step with its time on stderr.")] = False,
@@ -111,7 +151,8 @@ def run(
 
     cfg = override(load_config(config), predictions=predictions, truth=truth,
                    baseline=baseline, engine=engine.value if engine else None,
-                   per_query=str(per_query) if per_query else None, verbose=verbose)
+                   per_query=str(per_query) if per_query else None, verbose=verbose,
+                   ci=ci_settings(ci, ci_level, ci_method, replicates, seed, ci_unit))
     outputs = [Path(cfg.resolve(p)) for p in cfg.report] + list(output or [])
     curves_to = curves_target(cfg, curves, curves_format)
     targets = output_targets(cfg, outputs, curves_to, also_inputs=[config])

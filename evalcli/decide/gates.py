@@ -111,7 +111,9 @@ def segment_gates(cfg: Config, ids: Sequence[str]) -> dict[str, dict[str, Gate]]
             if g.min is None and g.max is None:
                 raise ConfigError(f"metric '{id_}': the gate for segment '{label}' has no "
                                   "min or max")
-            out.setdefault(id_, {})[name] = Gate(min=g.min, max=g.max, segment=name)
+            out.setdefault(id_, {})[name] = Gate(min=g.min, max=g.max, segment=name,
+                                                 confidence=g.confidence,
+                                                 require_confidence=g.require_confidence)
     return out
 
 

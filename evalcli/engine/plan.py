@@ -80,7 +80,8 @@ def plan_metric(metric: Metric, entry: MetricEntry, where: str,
     if entry.min is not None or entry.max is not None:
         if entry.min is not None and entry.max is not None and entry.min > entry.max:
             raise ConfigError(f"{where}: gate min {entry.min} is above max {entry.max}")
-        gate = Gate(min=entry.min, max=entry.max)
+        gate = Gate(min=entry.min, max=entry.max, confidence=entry.confidence,
+                    require_confidence=entry.require_confidence)
     return PlannedMetric(metric, params, metric_id(metric, params), gate)
 
 
