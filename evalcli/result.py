@@ -85,6 +85,15 @@ class CI:
         return out
 
 
+def gate_level(confidence: float) -> float:
+    """The two-sided level whose interval's bound is the one-sided bound at ``confidence``.
+
+    >>> gate_level(0.95), gate_level(0.975)
+    (0.9, 0.95)
+    """
+    return round(2.0 * confidence - 1.0, 12)
+
+
 @dataclass
 class Gate:
     """A threshold on a metric: ``min`` and/or ``max``, optionally for one segment only.
@@ -204,6 +213,15 @@ class MetricResult:
     ``2·confidence − 1`` (0.95 -> 0.90)."""
     verdict: str | None = None
     """Why the gate passed or failed, in a sentence (value, interval, threshold, decision)."""
+    intervals: dict[float, CI] = field(default_factory=dict, repr=False)
+    """Intervals at other levels than ``ci``'s, by level (what confident gates decide by);
+    not in the reports."""
+
+    def interval_at(self, level: float) -> CI | None:
+        """The interval at ``level`` when the run computed one (``ci``, or another level's)."""
+        if self.ci is not None and abs(self.ci.level - level) < 1e-9:
+            return self.ci
+        return next((ci for lv, ci in self.intervals.items() if abs(lv - level) < 1e-9), None)
 
 
 @dataclass

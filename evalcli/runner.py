@@ -15,13 +15,13 @@ from evalcli.decide.gates import evaluate_gates, segment_gates
 from evalcli.engine.align import Aligned, Inputs, align
 from evalcli.engine.base import Engine, choose_engine
 from evalcli.engine.core import run_context
-from evalcli.engine.plan import Plan, check_roles, default_metrics, make_plan
+from evalcli.engine.plan import Plan, Resampling, check_roles, default_metrics, make_plan
 from evalcli.errors import ConfigError
 from evalcli.io import Source, input_path
 from evalcli.metrics.registry import Registry, get_registry, warn_broken
 from evalcli.metrics.task import Asks
 from evalcli.report.outputs import Targets, check_targets, write_all
-from evalcli.result import InputInfo, RunResult
+from evalcli.result import InputInfo, RunResult, gate_level
 
 if TYPE_CHECKING:
     import polars as pl
@@ -70,6 +70,8 @@ def inputs_of(cfg: Config, task: Task, frames: Mapping[str, pl.LazyFrame] | None
         unmatched=cfg.alignment.unmatched,
         nulls=cfg.alignment.nulls,
         options=cfg.options,
+        unit=cfg.uncertainty.unit if cfg.uncertainty is not None
+        and cfg.uncertainty.unit not in ("auto", "rows") else None,
     )
 
 
@@ -98,7 +100,24 @@ def prepare(cfg: Config, frames: Mapping[str, pl.LazyFrame] | None = None,
     if plan.defaulted:
         plan.metrics = [pm for pm in plan.metrics if engine.runs(pm.metric)]
     check_roles(plan, aligned.roles, aligned.columns)
+    plan.resampling = resampling_of(cfg)
     return Prepared(cfg, plan, aligned, reg, engine)
+
+
+def resampling_of(cfg: Config) -> Resampling | None:
+    """The interval settings of a run: the config's ``uncertainty:``, turned on with its
+    defaults when a gate decides with a confidence; the levels those gates need."""
+    confidences = {c for m in cfg.metrics for c in (m.confidence, m.require_confidence)
+                   if c is not None}
+    confidences |= {c for m in cfg.metrics for g in (m.segments or {}).values()
+                    for c in (g.confidence, g.require_confidence) if c is not None}
+    u = cfg.uncertainty
+    if u is None and not confidences:
+        return None
+    u = u or Uncertainty()
+    extra = tuple(sorted({gate_level(c) for c in confidences} - {u.level}))
+    return Resampling(level=u.level, method=u.method, replicates=u.replicates, seed=u.seed,
+                      unit=u.unit, groups=u.groups, extra_levels=extra)
 
 
 def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
@@ -129,8 +148,11 @@ def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
     ctx = run_context(prep.plan, prep.aligned, prep.engine.name)
     extra = dict(task.extras(ctx, [(pm.id, pm.metric, pm.params) for pm in prep.plan.metrics],
                              asks))
-    say(f"computing {len(prep.plan.metrics)} metric(s) in one pass")
-    metrics, segments, alignment, engine = prep.engine.run(prep.plan, prep.aligned, extra, ctx)
+    rs = prep.plan.resampling
+    say(f"computing {len(prep.plan.metrics)} metric(s) in one pass"
+        + (f", with {rs.level:.0%} intervals" if rs is not None else ""))
+    metrics, segments, alignment, engine, uncertainty = prep.engine.run(
+        prep.plan, prep.aligned, extra, ctx)
     a = prep.aligned
     truth_cols = {r: c for r, c in a.columns.items() if a.role_file.get(r) == a.inputs.truth.path} \
         if a.inputs.truth else {}
@@ -149,6 +171,7 @@ def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
         options={k: v for k, v in prep.plan.options.items() if v is not None},
         gating=gating,
         unused_columns=dict(a.unused),
+        uncertainty=uncertainty,
     )
     added = task.finish(extra, asks)
     result.alignment.extra.update(added.alignment)

@@ -19,6 +19,8 @@ from evalcli.io import Source, scan
 from evalcli.metrics.task import Role, Task, shape_of, shape_words
 
 SEG = "seg:"
+UNIT = "unit:"
+"""The aligned column of the resampling unit a config names."""
 
 
 def seg_col(name: str) -> str:
@@ -39,6 +41,9 @@ class Inputs:
     nulls: str = "error"
     options: Mapping[str, object] = field(default_factory=dict)
     """Task options (for the task's reshape hook)."""
+    unit: str | None = None
+    """A column whose rows belong together when resampling for intervals (``unit: user_id``):
+    aligned as ``unit:`` (see :mod:`evalcli.engine.resample`)."""
 
 
 @dataclass
@@ -232,6 +237,17 @@ def align(task: Task, inputs: Inputs) -> Aligned:
                 hint="name a column of the predictions or the truth file",
             )
         segments.append(name)
+    if inputs.unit is not None:
+        name = inputs.unit
+        if name in pnames:
+            pick_p[UNIT] = name
+        elif name in tnames:
+            pick_t[UNIT] = name
+        else:
+            raise InputDataError(
+                f"uncertainty: unit column '{clip(name, NAME_CHARS)}' is in neither input."
+                f"{suggest(name, pnames + tnames)}",
+                hint="name a column of the predictions or the truth file, or use unit: auto")
 
     ids: list[str] = []
     if truth_lf is not None and join_roles:

@@ -22,11 +22,12 @@ on every engine, by construction.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, NamedTuple
 
 import polars as pl
 
+from evalcli.engine import resample
 from evalcli.engine.align import NAME_CHARS, SEG, Aligned, materialize, sorted_merge
 from evalcli.engine.plan import Plan, bind
 from evalcli.errors import InputDataError, UserError, clip
@@ -68,15 +69,19 @@ class Computed:
     segments: list[tuple[dict[str, Any], int, dict[str, Any]]]
     alignment: AlignmentInfo
     engine: str
+    parts: Sequence[Part] = ()
+    """The parts' partials, when the run resamples groups of them for intervals."""
 
 
 class Evaluated(NamedTuple):
-    """A run's values: overall, per segment, the alignment counts and the engine's name."""
+    """A run's values: overall, per segment, the alignment counts and the engine's name; how
+    the intervals were computed, when asked for."""
 
     metrics: list[MetricResult]
     segments: list[SegmentResult]
     alignment: AlignmentInfo
     engine: str
+    uncertainty: dict[str, Any] | None = None
 
 
 def run_context(plan: Plan, a: Aligned, engine: str | None = None) -> Context:
@@ -94,6 +99,8 @@ def run(plan: Plan, a: Aligned, engine: str, compute: Callable[[dict[str, Stat]]
     when the caller made it (the one its ``extra`` were made with: they share its memo)."""
     ctx = ctx if ctx is not None else run_context(plan, a, engine)
     stats = bind(plan, ctx)
+    if plan.resampling is not None:
+        plan.resampling = replace(plan.resampling, stats=frozenset(stats))
     for key, st in (extra or {}).items():
         stats.setdefault(key, st)
     computed = compute(stats)
@@ -102,7 +109,13 @@ def run(plan: Plan, a: Aligned, engine: str, compute: Callable[[dict[str, Stat]]
     overall = values(plan, computed.overall, ctx)
     segs = [SegmentResult(key, rows, values(plan, st, ctx, segment=True))
             for key, rows, st in computed.segments]
-    return Evaluated(overall, segs, computed.alignment, engine)
+    settings = None
+    if plan.resampling is not None:
+        settings = resample.estimate(
+            plan, a, stats, computed.parts, (overall, computed.overall),
+            [(s.key, s.metrics, st) for s, (_, _, st) in zip(segs, computed.segments,
+                                                             strict=True)], ctx)
+    return Evaluated(overall, segs, computed.alignment, engine, settings)
 
 
 # --------------------------------------------------------------------------- the rules
@@ -154,10 +167,12 @@ def partials(plan: Plan, a: Aligned, stats: Mapping[str, Stat], *, streaming: bo
     engine: Literal["streaming", "auto"] = "streaming" if streaming else "auto"
     checks, needed = row_checks(plan, a)
     base = a.lf
+    grouped = plan.resampling is not None
+    src = resample.with_groups(plan, a, base, stats, whole) if grouped else base
     if a.inputs.nulls == "drop" and needed:
-        filtered = base.filter(pl.all_horizontal([~bad_null(a, r) for r in needed]))
+        filtered = src.filter(pl.all_horizontal([~bad_null(a, r) for r in needed]))
     else:
-        filtered = base
+        filtered = src
     norm = plan.task.normalize(filtered, TaskInput(plan.options, a.roles, a.schema))
     seg_cols = [SEG + s for s in a.segments]
     aggs = [st for st in stats.values() if isinstance(st, AggStat)]
@@ -193,8 +208,27 @@ def partials(plan: Plan, a: Aligned, stats: Mapping[str, Stat], *, streaming: bo
     if seg_cols:
         queries.append(rows.group_by(seg_cols).agg([pl.len().alias("__rows"), *agg_exprs]))
         queries += [fs.build(norm, seg_cols) for fs in frames]
+    # with intervals: every statistic per random group of units too (the group is one more
+    # key, as a segment is), overall and per segment
+    g = resample.GROUP
+    named: dict[str, pl.LazyFrame] = {}
+    if grouped:
+        assert plan.resampling is not None
+        own = plan.resampling.stats
+        g_exprs = agg_exprs  # (an AggStat a report adds is cheap: it rides along)
+        for prefix, keys in (("g", [g]), ("gseg", [*seg_cols, g])):
+            if prefix == "gseg" and not seg_cols:
+                continue
+            if g_exprs:
+                named[f"{prefix}agg"] = rows.group_by(keys).agg(g_exprs)
+            for fs in frames:
+                if fs.key in own:
+                    named[f"{prefix}frame:{fs.key}"] = fs.build(norm, keys)
+        split = resample.unit_split_query(plan, a, norm, stats)
+        if split is not None:
+            named["unit_split"] = split
     try:
-        results = pl.collect_all([*counts, *queries], engine=engine)
+        results = pl.collect_all([*counts, *queries, *named.values()], engine=engine)
     except (pl.exceptions.ComputeError, pl.exceptions.InvalidOperationError,
             pl.exceptions.SchemaError) as exc:
         if "1:1 validation" in str(exc):
@@ -207,7 +241,13 @@ def partials(plan: Plan, a: Aligned, stats: Mapping[str, Stat], *, streaming: bo
     out = {"counts": count_row}
     out.update(_diagnose(a, count_row.row(0, named=True), checks, needed, full, whole))
     at = len(counts) + len(queries) - (1 + len(frames) if seg_cols else 0)
-    whole_res, seg_res = results[len(counts):at], results[at:]
+    whole_res = results[len(counts):at]
+    seg_res = results[at:len(counts) + len(queries)]
+    for name, df in zip(named, results[len(counts) + len(queries):], strict=True):
+        if name.endswith("agg"):
+            keys = [g] if name == "gagg" else [*seg_cols, g]
+            df = staging.fetch_aside(rows, df, keys, engine)
+        out[name] = df
     # the values exact sums kept aside are fetched when any were counted (rare)
     if int(count_row["kept"][0]) > 0:  # no partial statistics of no rows
         if agg_exprs:

@@ -27,6 +27,23 @@ class PlannedMetric:
     gate: Gate | None = None
 
 
+@dataclass(frozen=True)
+class Resampling:
+    """How a run computes confidence intervals (the config's ``uncertainty:``), and the other
+    levels its confident gates decide at (``extra_levels``)."""
+
+    level: float = 0.95
+    method: str = "auto"
+    replicates: int = 1000
+    seed: int = 0
+    unit: str = "auto"
+    groups: int = 1000
+    extra_levels: tuple[float, ...] = ()
+    stats: frozenset[str] = frozenset()
+    """The keys of the metrics' statistics (what is computed per group: not the statistics
+    a report adds, such as curve points), set when the run binds them."""
+
+
 @dataclass
 class Plan:
     task: Task
@@ -34,6 +51,9 @@ class Plan:
     options: dict[str, Any]
     defaulted: bool = False
     """True when the config listed no metrics and the task's applicable set was chosen."""
+    resampling: Resampling | None = None
+    """Confidence intervals asked for: the pass also computes every statistic per random
+    group of units (see :mod:`evalcli.engine.resample`)."""
 
 
 def resolve_options(task: Task, given: Mapping[str, Any]) -> dict[str, Any]:

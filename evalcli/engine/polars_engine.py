@@ -57,4 +57,4 @@ def compute(plan: Plan, a: Aligned, stats: Mapping[str, Stat], engine: str) -> C
     part = core.partials(plan, a, stats, streaming=engine == "streaming", explain=explain)
     alignment = core.verdict(plan, a, [part])
     overall, segments = core.combine(stats, a, [part])
-    return Computed(overall, segments, alignment, engine)
+    return Computed(overall, segments, alignment, engine, [part])

@@ -483,7 +483,8 @@ def _source_columns(a: Aligned, side: str) -> list[str]:
     if src is None or src.frame is None:
         return []
     names = list(src.frame.collect_schema().names())
-    wanted = {*a.ids, *a.segments, *(a.inputs.id_columns or ())}
+    wanted = {*a.ids, *a.segments, *(a.inputs.id_columns or ()),
+              *([a.inputs.unit] if a.inputs.unit else [])}
     for col in a.columns.values():
         wanted |= {col, *col.split(", ")}
     return [c for c in names if c in wanted]
@@ -704,4 +705,4 @@ def compute(plan: Plan, a: Aligned, si: SparkInputs, stats: Mapping[str, Stat]) 
     parts = collect_parts(frame, job)
     alignment = core.verdict(plan, a, parts)  # raises unless some rows are left
     overall, segments = core.combine(stats, a, parts)
-    return Computed(overall, segments, alignment, "spark")
+    return Computed(overall, segments, alignment, "spark", parts)

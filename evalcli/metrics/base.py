@@ -33,6 +33,8 @@ from evalcli.errors import MetricError, clip, did_you_mean
 if TYPE_CHECKING:
     import polars as pl
 
+    from evalcli.uncertainty.intervals import Interval
+
 T = TypeVar("T")
 Direction = Literal["higher", "lower"]
 ParamValue = int | float | str | bool | tuple[Any, ...] | None
@@ -181,6 +183,9 @@ class AggStat:
     """Roles whose rows must all be in one part for the partial statistics to combine (e.g.
     ``("query",)`` when a statistic is a sum of per-query values). The Spark engine co-partitions
     the rows by these roles; empty means any split of the rows combines."""
+    extremes: Mapping[str, Literal["max", "min"]] = field(default_factory=dict)
+    """With a ``combine`` function: the output columns that combine by ``max`` or ``min``;
+    every other column adds up over parts (what the bootstrap's replicates rely on)."""
 
 
 @dataclass(frozen=True)
@@ -196,6 +201,10 @@ class FrameStat:
     combine: Callable[[pl.DataFrame, list[str]], pl.DataFrame]
     partition_by: tuple[str, ...] = ()
     """As :attr:`AggStat.partition_by`: roles whose rows must be in one part."""
+    by: tuple[str, ...] | None = None
+    """The columns that key the table's rows when its other columns add up over parts (a
+    ``sum_by`` combine says so itself); the bootstrap then resamples the table. ``None`` and no
+    ``sum_by``: the table does not resample (its metrics get no bootstrap interval)."""
 
 
 Stat = AggStat | FrameStat
@@ -351,6 +360,10 @@ class Metric:
     checks: tuple[Check, ...] = ()
     """Extra row rules this metric needs (e.g. scores are probabilities for log loss)."""
     engines: frozenset[str] = frozenset({"polars", "streaming", "spark"})
+    interval: Callable[[StatValues, Params, float, bool], Interval | None] | None = None
+    """A closed-form confidence interval (Wilson, DeLong, t), used by ``method: auto`` when the
+    run resamples the metric's natural unit: ``interval(stats, params, level, unweighted)``;
+    ``None`` from the call (e.g. with weights) falls back to the bootstrap."""
     origin: str = "built-in"
     example: str = ""
     """A doctest (``>>>`` lines and the output they print) that computes the metric with

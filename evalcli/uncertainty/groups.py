@@ -53,6 +53,7 @@ __all__ = [
     "replicate_weights",
     "unit_group",
     "unit_key",
+    "units_group",
 ]
 
 Scheme = Literal["multinomial", "poisson"]
@@ -196,6 +197,33 @@ def unit_group(unit: pl.Expr, dtype: pl.DataType | type[pl.DataType], groups: in
     salt = mix_int((seed & _MASK) ^ SEED)
     return _named_as((mix(_unit_key(unit, dtype) ^ _u64(salt)) % _u64(groups)).cast(pl.UInt32),
                      unit)
+
+
+UNITS = 0x756E697473206F66  # b"units of": the key of a unit made of several columns
+
+
+def units_group(units: list[tuple[pl.Expr, pl.DataType | type[pl.DataType]]], groups: int,
+                seed: int = 0) -> pl.Expr:
+    """:func:`unit_group` of a unit identified by one column or several (a join key of two
+    columns): several keys combine in order, ``mix(... mix(mix(k1 ^ UNITS) + k2) ...)``.
+
+    >>> frame = pl.DataFrame({"query": ["q1", "q2", "q3", "q1"]})
+    >>> one = frame.select(units_group([(pl.col("query"), pl.String)], 4, 0))
+    >>> one.to_series().to_list() == frame.select(unit_group(pl.col("query"), pl.String, 4, 0)
+    ...                                            ).to_series().to_list()
+    True
+    """
+    if len(units) == 1:
+        return unit_group(units[0][0], units[0][1], groups, seed)
+    if groups < 1 or groups > 2**32:
+        raise ValueError(f"groups must be in [1, 2**32], got {groups}")
+    key: pl.Expr | None = None
+    for expr, dtype in units:
+        k = _unit_key(expr, dtype)
+        key = mix(k ^ _u64(UNITS)) if key is None else mix(key + k)
+    assert key is not None
+    salt = mix_int((seed & _MASK) ^ SEED)
+    return (mix(key ^ _u64(salt)) % _u64(groups)).cast(pl.UInt32)
 
 
 def group_count(units: int, target: int = 1000) -> int:

@@ -118,7 +118,7 @@ def query_stat(name: str, k: int | None, conv: Mapping[str, Any],
                               {n: f() for n, f in (extra or {}).items()})
 
     # rows of one query must be in one part (for engines that split the data)
-    return QueryStat(key=keyed(name, k, conv, key_extra), build=build, combine=add_by,
+    return QueryStat(key=keyed(name, k, conv, key_extra), build=build, combine=add_by, by=(),
                      partition_by=(Q,), per_query=per_query, conventions=dict(conv))
 
 

@@ -200,7 +200,9 @@ def _combine_moments(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
 
 def moments(p: Params, c: Context) -> Sequence[Stat]:
     weighted = is_weighted(c)
-    return [AggStat(MOMENTS, _moment_exprs(weighted), _combine_moments)]
+    return [AggStat(MOMENTS, _moment_exprs(weighted), _combine_moments,
+                    extremes={f"{MOMENTS}.max_e": "max", f"{MOMENTS}.lo_e": "min",
+                              f"{MOMENTS}.hi_e": "max"})]
 
 
 def _abs_errors_build(lf: pl.LazyFrame, keys: list[str], weighted: bool = False

@@ -1,0 +1,496 @@
+"""Confidence intervals from the single pass: random groups of units, resampled on the driver.
+
+When a run asks for intervals (``uncertainty:``, ``--ci``), each unit (a row, a query, or the
+value of a column such as ``user_id``) is hashed with the seed into one of ``G`` random groups
+(:func:`evalcli.uncertainty.groups.unit_group`), and the pass computes every statistic per
+group as well, exactly as it computes a segment (the group is one more key). Here, on the
+driver:
+
+1. each statistic's per-group partials become a matrix, groups by columns of numbers: an
+   :class:`~evalcli.metrics.base.AggStat`'s columns, or a
+   :class:`~evalcli.metrics.base.FrameStat`'s table pivoted on its ``by`` columns (a table of
+   more than :data:`BINS` rows, e.g. weights per distinct score, is first merged into
+   :data:`BINS` bins of consecutive values: the replicates only, the point value stays exact);
+2. each replicate weights the groups (how often a multinomial resample of the present groups
+   draws each one, :func:`~evalcli.uncertainty.groups.replicate_weights`): its statistics are
+   the weighted sums (a matrix product), its maxima and minima over the groups drawn;
+3. each replicate's metrics are the metrics' own ``value`` of those statistics, so a replicate
+   follows every convention of the point value;
+4. each metric's interval: a closed form where the metric has one and the run resamples its
+   natural unit (``method: auto``: Wilson, DeLong, t), else the percentile (or BCa) interval of
+   the replicates. With binned tables, the replicates are shifted by the point value's binning
+   error (the value of the binned table with every group once minus the exact value).
+
+The same seed gives the same groups and the same draws on every engine and input format.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import polars as pl
+
+from evalcli.engine.align import SEG, UNIT, Aligned
+from evalcli.errors import ConfigError, MetricError
+from evalcli.metrics import stats as stats_
+from evalcli.metrics.base import (
+    AbsentLabel,
+    AggStat,
+    Context,
+    FrameStat,
+    Memo,
+    Stat,
+    Statistics,
+)
+from evalcli.result import CI, MetricResult
+
+if TYPE_CHECKING:
+    from evalcli.engine.plan import Plan, Resampling
+    from evalcli.uncertainty.intervals import Interval
+
+GROUP = SEG + "__group"
+"""The column of a row's random group (named as a segment column, so that every frame a
+family derives per query carries it as it carries the segments)."""
+REP = "__rep"
+BINS = 2048
+"""A table of more rows than this (per distinct score, per distinct error) is merged into this
+many bins of consecutive values for the replicates."""
+DRAWS = 0x5245504C  # b"REPL": the replicates' seed is mix(seed ^ DRAWS), not the groups'
+NOT_RESAMPLED = ("no bootstrap for this metric: its statistics do not add up over groups of "
+                 "units (e.g. a product over a catalog)")
+MAX_UNDEFINED = 0.1
+"""More replicates than this share without a value: no interval."""
+
+
+# --------------------------------------------------------------------------- the pass
+
+def partition_roles(stats: Mapping[str, Stat]) -> list[str]:
+    """The roles whose rows must stay together (a query's): a unit must not split them."""
+    out: list[str] = []
+    for st in stats.values():
+        for r in st.partition_by:
+            if r not in out:
+                out.append(r)
+    return out
+
+
+def unit_columns(plan: Plan, a: Aligned, stats: Mapping[str, Stat]) -> tuple[list[str], str]:
+    """The columns that identify a unit, and the unit's name for the report (``rows``, the
+    query column's name, or the column the config names). An empty list: the row's place."""
+    rs = plan.resampling
+    assert rs is not None
+    together = partition_roles(stats)
+    if rs.unit == "auto" and together:
+        return together, "+".join(a.columns.get(r, r) for r in together)
+    if rs.unit in ("auto", "rows"):
+        if together:
+            raise ConfigError(
+                f"uncertainty: unit: rows would split the rows of a {a.columns.get(together[0])} "
+                f"(the {plan.task.name} metrics are means over "
+                f"{'/'.join(together)}s)",
+                hint="use unit: auto (resample queries), or a column that is the same on every "
+                "row of a query (e.g. user_id)")
+        return list(a.ids), "rows"
+    return [UNIT], rs.unit
+
+
+def with_groups(plan: Plan, a: Aligned, lf: pl.LazyFrame, stats: Mapping[str, Stat],
+                whole: bool) -> pl.LazyFrame:
+    """``lf`` with each row's random group in :data:`GROUP`."""
+    from evalcli.uncertainty.groups import units_group
+
+    rs = plan.resampling
+    assert rs is not None
+    cols, _ = unit_columns(plan, a, stats)
+    if not cols:
+        if not whole:
+            raise ConfigError(
+                "uncertainty: resampling rows needs an id column on this engine (a row's place "
+                "in the file is not known to each part)",
+                hint="name the id column under 'columns: {id: ...}', or use engine: polars")
+        lf = lf.with_row_index(GROUP)
+        cols = [GROUP]
+    schema = lf.collect_schema()
+    return lf.with_columns(units_group([(pl.col(c), schema[c]) for c in cols], rs.groups,
+                                       rs.seed).alias(GROUP))
+
+
+def unit_split_query(plan: Plan, a: Aligned, lf: pl.LazyFrame, stats: Mapping[str, Stat]
+                     ) -> pl.LazyFrame | None:
+    """A query for the first query whose rows hold two values of the unit column, when the
+    unit is a column and the metrics are means over queries (else ``None``)."""
+    together = partition_roles(stats)
+    cols, _ = unit_columns(plan, a, stats)
+    if cols != [UNIT] or not together:
+        return None
+    return (lf.group_by(together).agg(pl.col(UNIT).n_unique().alias("__units"),
+                                      pl.col(UNIT).first().alias("__unit"))
+            .filter(pl.col("__units") > 1).sort(together).head(1))
+
+
+def split_unit_error(plan: Plan, a: Aligned, df: pl.DataFrame) -> ConfigError:
+    rs = plan.resampling
+    assert rs is not None
+    row = df.row(0, named=True)
+    together = [c for c in df.columns if not c.startswith("__")]
+    where = ", ".join(f"{a.columns.get(c, c)}={row[c]!r}" for c in together)
+    return ConfigError(
+        f"uncertainty: unit: {rs.unit}: the rows of one query hold {row['__units']} values of "
+        f"'{rs.unit}' (first at {where})",
+        hint="the unit must be the same on every row of a query (a user, a session); use "
+        "unit: auto to resample queries")
+
+
+# --------------------------------------------------------------------------- replicates
+
+@dataclasses.dataclass
+class Groups:
+    """The groups present (sorted ids) and the rows of weights: the replicates, then one row
+    weighting every group once (the binned point value), then the jackknife's rows."""
+
+    ids: np.ndarray
+    weights: np.ndarray
+    replicates: int
+    jackknife: bool
+
+
+def draw(group_ids: Sequence[int], rs: Resampling) -> Groups:
+    """The weights for the present groups (sorted by id)."""
+    from evalcli.uncertainty.groups import mix_int, replicate_weights
+
+    ids = np.asarray(sorted(set(group_ids)), dtype=np.int64)
+    g = max(1, ids.size)
+    w = replicate_weights(g, rs.replicates, seed=mix_int(rs.seed ^ DRAWS))
+    rows = [w.astype(np.float64), np.ones((1, g))]
+    jack = rs.method == "bca"
+    if jack:
+        rows.append(np.ones((g, g)) - np.eye(g))
+    return Groups(ids, np.vstack(rows), rs.replicates, jack)
+
+
+def _positions(ids: np.ndarray, values: pl.Series) -> np.ndarray:
+    return np.searchsorted(ids, values.to_numpy().astype(np.int64))
+
+
+def _agg_replicates(st: AggStat, df: pl.DataFrame, gr: Groups, weights: np.ndarray
+                    ) -> list[Any]:
+    """An AggStat's value in each row of ``weights`` from its per-group partial rows."""
+    own = [c for c in df.columns if c.startswith(st.key + ".")]
+    exact = stats_.exact_names(own)
+    flat = _finalized(df.select(GROUP, *own))
+    if callable(st.combine):
+        ops = {c: st.extremes.get(c, "sum") for c in flat.columns if c != GROUP}
+    else:
+        ops = {c: ("sum" if op == "exact_sum" else op) for c, op in st.combine.items()}
+    cols = [c for c in ops if c in flat.columns]
+    flat = flat.group_by(GROUP).agg([getattr(pl.col(c).cast(pl.Float64), ops[c])()
+                                     for c in cols])
+    pos = _positions(gr.ids, flat[GROUP])
+    sums = [c for c in cols if ops[c] == "sum"]
+    out: dict[str, np.ndarray] = {}
+    if sums:
+        x = np.zeros((gr.ids.size, len(sums)))
+        x[pos] = np.nan_to_num(flat.select(sums).to_numpy().astype(np.float64), nan=0.0)
+        y = weights @ x
+        for i, c in enumerate(sums):
+            out[c] = y[:, i]
+    for c in cols:
+        if ops[c] in ("max", "min"):
+            e = np.full(gr.ids.size, np.nan)
+            e[pos] = flat[c].cast(pl.Float64).fill_null(np.nan).to_numpy()
+            drawn = np.where(weights > 0, e[None, :], np.nan)
+            with np.errstate(all="ignore"):
+                reduced = np.nanmax(drawn, axis=1) if ops[c] == "max" else \
+                    np.nanmin(drawn, axis=1)
+            out[c] = reduced
+    n = weights.shape[0]
+    if not callable(st.combine):
+        return [{c: _num(out[c][i]) for c in cols} for i in range(n)]
+    # a combine of its own (e.g. regression's moments): each row as one part whose exact sums
+    # are values kept aside (read exactly by the combine), the other columns as they are
+    data: dict[str, Any] = {REP: list(range(n))}
+    for c in cols:
+        if c in exact:
+            data[f"{c}{stats_.MARK}j"] = [0] * n
+            data[f"{c}{stats_.MARK}n"] = [0] * n
+            data[f"{c}{stats_.MARK}e"] = [[_num(v)] if _num(v) is not None else []
+                                          for v in out[c]]
+        else:
+            data[c] = [_num(v) for v in out[c]]
+    frame = pl.DataFrame(data, strict=False)
+    combined = st.combine(frame, [REP]).sort(REP)
+    return [stats_.finalize_row({c: v for c, v in row.items() if c != REP})
+            for row in combined.iter_rows(named=True)]
+
+
+def _finalized(df: pl.DataFrame) -> pl.DataFrame:
+    """Partial rows with each exact sum as its value (vectorized, within an ulp): sums whose
+    values kept aside were only counted, none (the engine fetches them when any), first get
+    their empty list of them."""
+    add = []
+    for name in stats_.exact_names(df.columns):
+        e, h = f"{name}{stats_.MARK}e", f"{name}{stats_.MARK}h"
+        if e not in df.columns:
+            add.append(pl.lit([], dtype=pl.List(pl.Float64)).alias(e))
+        if h not in df.columns:
+            add.append(pl.lit(0, dtype=pl.Int64).alias(h))
+    if add:
+        df = df.with_columns(add)
+    return stats_.finalize_frame(df.select(c for c in df.columns
+                                           if not c.endswith(f"{stats_.MARK}c")))
+
+
+def _num(v: float) -> float | None:
+    return None if v != v else float(v)
+
+
+def table_by(fs: FrameStat) -> tuple[str, ...] | None:
+    """The columns that key a FrameStat's table rows when its other columns add up over parts
+    (declared, or read from a ``sum_by`` combine); ``None``: its tables do not resample."""
+    if fs.by is not None:
+        return fs.by
+    c = fs.combine
+    if isinstance(c, functools.partial) and c.func is stats_.sum_by:
+        return tuple(c.keywords.get("by", ()))
+    return None
+
+
+def _frame_replicates(fs: FrameStat, df: pl.DataFrame, gr: Groups, weights: np.ndarray
+                      ) -> tuple[list[pl.DataFrame | None], bool]:
+    """A FrameStat's table in each row of ``weights``, and whether it was binned."""
+    n = weights.shape[0]
+    by = table_by(fs)
+    if by is None:
+        return [None] * n, False
+    flat = _finalized(df)
+    vals = [c for c in flat.columns if c != GROUP and c not in by]
+    if any(not flat.schema[c].is_numeric() and flat.schema[c] != pl.Boolean for c in vals):
+        return [None] * n, False
+    flat = flat.with_columns(pl.col(c).cast(pl.Float64) for c in vals)
+    binned = False
+    if not by:  # one row per group: the sums of the group's queries, say
+        return _tables(flat.with_columns(pl.lit(0, dtype=pl.UInt32).alias("__k")),
+                       pl.DataFrame({"__k": [0]}, schema={"__k": pl.UInt32}), by, vals, gr,
+                       weights), False
+    keys = flat.select(by).unique().sort(list(by), nulls_last=True)
+    if keys.height > BINS and len(by) == 1 and flat.schema[by[0]].is_numeric():
+        binned = True
+        col = by[0]
+        keys = keys.with_row_index("__k").with_columns(
+            (pl.col("__k") * BINS // keys.height).alias("__bin"))
+        rep = keys.group_by("__bin").agg(pl.col(col).mean().alias("__value"))
+        flat = (flat.join(keys.select(col, "__bin"), on=col, how="left", nulls_equal=True)
+                .join(rep, on="__bin").drop(col).rename({"__value": col}))
+        flat = flat.group_by(GROUP, col).agg(pl.col(c).sum() for c in vals)
+        keys = rep.sort("__bin").select(pl.col("__value").alias(col))
+    k = keys.with_row_index("__k")
+    flat = flat.join(k, on=list(by), how="left", nulls_equal=True)
+    return _tables(flat, k, by, vals, gr, weights), binned
+
+
+def _tables(flat: pl.DataFrame, k: pl.DataFrame, by: Sequence[str], vals: Sequence[str],
+            gr: Groups, weights: np.ndarray) -> list[pl.DataFrame | None]:
+    """Each weighting's table from the per-group rows of ``flat`` (row ``__k`` of ``k``)."""
+    n = weights.shape[0]
+    flat = flat.group_by(GROUP, "__k").agg(pl.col(c).sum() for c in vals)
+    g_pos = _positions(gr.ids, flat[GROUP])
+    k_pos = flat["__k"].to_numpy().astype(np.int64)
+    results = []
+    for c in vals:
+        x = np.zeros((gr.ids.size, k.height))
+        np.add.at(x, (g_pos, k_pos), np.nan_to_num(flat[c].to_numpy(), nan=0.0))
+        results.append(weights @ x)  # rows x K
+    stacked = np.stack(results, axis=-1) if results else np.zeros((n, k.height, 0))
+    keep = (stacked != 0).any(axis=-1) if vals else np.ones((n, k.height), dtype=bool)
+    rep_idx, k_idx = np.nonzero(keep)
+    long = pl.DataFrame({REP: rep_idx, "__k": k_idx}).with_columns(
+        pl.Series(c, stacked[rep_idx, k_idx, i]) for i, c in enumerate(vals))
+    long = long.join(k, on="__k", how="left").drop("__k")
+    long = long.select(REP, *by, *vals)
+    parts = long.partition_by(REP, as_dict=True, include_key=False, maintain_order=True)
+    empty = long.clear().drop(REP)
+    return [parts.get((i,), empty) for i in range(n)]
+
+
+def replicate_statistics(stats: Mapping[str, Stat], group_parts: Mapping[str, pl.DataFrame],
+                         gr: Groups, plan_stats: frozenset[str] = frozenset()
+                         ) -> tuple[list[dict[str, Any]], bool]:
+    """Every statistic's value in each weighting (see :class:`Groups`), from the per-group
+    partials (``agg`` rows and ``frame:<key>`` tables keyed by :data:`GROUP`)."""
+    n = gr.weights.shape[0]
+    out: list[dict[str, Any]] = [{} for _ in range(n)]
+    binned = False
+    own = plan_stats if plan_stats else frozenset(stats)
+    for key, st in stats.items():
+        if key not in own:
+            continue
+        if isinstance(st, AggStat):
+            df = group_parts.get("agg")
+            vals: list[Any] = _agg_replicates(st, df, gr, gr.weights) if df is not None \
+                else [None] * n
+        else:
+            df = group_parts.get(f"frame:{st.key}")
+            if df is None:
+                vals = [None] * n
+            else:
+                vals, b = _frame_replicates(st, df, gr, gr.weights)
+                binned = binned or b
+        for i, v in enumerate(vals):
+            out[i][key] = v
+    return out, binned
+
+
+# --------------------------------------------------------------------------- intervals
+
+def to_ci(i: Interval) -> CI:
+    return CI(low=i.low, high=i.high, level=i.level, method=i.method, std_error=i.std_error,
+              mc_error=i.mc_error, reason=i.reason, note=i.note)
+
+
+def _replicate_values(plan: Plan, rep_stats: Sequence[dict[str, Any]], ctx: Context
+                      ) -> np.ndarray:
+    """Each metric's value in each weighting: rows x metrics (NaN where undefined)."""
+    out = np.full((len(rep_stats), len(plan.metrics)), np.nan)
+    keys = [[s.key for s in pm.metric.stats(pm.params, ctx)] for pm in plan.metrics]
+    for i, st in enumerate(rep_stats):
+        memo = Memo()
+        for j, pm in enumerate(plan.metrics):
+            if any(st.get(k) is None for k in keys[j]):
+                continue
+            own = Statistics({k: st[k] for k in keys[j]}, memo)
+            try:
+                v = pm.metric.value(own, pm.params).value
+            except AbsentLabel as exc:
+                v = exc.fallback.value
+            except (MetricError, ArithmeticError, ValueError, pl.exceptions.PolarsError):
+                continue
+            if v is not None:
+                out[i, j] = v
+    return out
+
+
+def intervals_for(plan: Plan, results: Sequence[MetricResult], stats: Mapping[str, Any],
+                  rep: np.ndarray, gr: Groups, binned: bool, natural: bool, ctx: Context,
+                  unweighted: bool, resampled: Sequence[bool]) -> None:
+    """Set ``ci`` (and the extra levels' intervals) of each result from its replicates or its
+    closed form."""
+    from evalcli.uncertainty import intervals as iv
+
+    rs = plan.resampling
+    assert rs is not None
+    r = gr.replicates
+    levels = [rs.level, *rs.extra_levels]
+    for j, (pm, m) in enumerate(zip(plan.metrics, results, strict=True)):
+        found: dict[float, CI] = {}
+        closed = None
+        if rs.method == "auto" and natural and pm.metric.interval is not None:
+            own = {st.key: stats[st.key] for st in pm.metric.stats(pm.params, ctx)}
+            for level in levels:
+                try:
+                    got = pm.metric.interval(own, pm.params, level, unweighted)
+                except (MetricError, ValueError, ZeroDivisionError):
+                    got = None
+                if got is None:
+                    break
+                found[level] = to_ci(got)
+            closed = found if len(found) == len(levels) else None
+        if closed is None and not resampled[j]:
+            found = {lv: CI(None, None, lv, _name(rs.method), reason=NOT_RESAMPLED)
+                     for lv in levels}
+        elif closed is None:
+            found = {}
+            reps = rep[:r, j]
+            if binned and m.value is not None and not math.isnan(rep[r, j]):
+                reps = reps + (m.value - rep[r, j])
+            for level in levels:
+                if m.value is None:
+                    ci = CI(None, None, level, _name(rs.method),
+                            reason="the value is undefined")
+                elif rs.method == "bca":
+                    ci = to_ci(iv.bca_interval(reps, m.value, rep[r + 1:, j], level,
+                                               max_undefined=MAX_UNDEFINED))
+                else:
+                    ci = to_ci(iv.percentile_interval(reps, m.value, level,
+                                                      max_undefined=MAX_UNDEFINED,
+                                                      method="percentile"))
+                if binned and ci.reason is None:
+                    ci = dataclasses.replace(ci, note=_and(
+                        ci.note, f"replicates on {BINS} bins of the scores"))
+                found[level] = ci
+        m.ci = found[rs.level]
+        m.intervals = {lv: ci for lv, ci in found.items() if lv != rs.level}
+
+
+def _and(a: str | None, b: str) -> str:
+    return f"{a}; {b}" if a else b
+
+
+def _name(method: str) -> str:
+    return "bca" if method == "bca" else "percentile"
+
+
+def estimate(plan: Plan, a: Aligned, stats: Mapping[str, Stat],
+             parts: Sequence[dict[str, pl.DataFrame]],
+             overall: tuple[list[MetricResult], Mapping[str, Any]],
+             segments: Sequence[tuple[dict[str, Any], list[MetricResult], Mapping[str, Any]]],
+             ctx: Context) -> dict[str, Any]:
+    """Set the intervals of the overall values and of each segment's; the settings used (for
+    the report)."""
+    rs = plan.resampling
+    assert rs is not None
+    _, unit_name = unit_columns(plan, a, stats)
+    split = [p["unit_split"] for p in parts if "unit_split" in p and p["unit_split"].height]
+    if split:
+        raise split_unit_error(plan, a, split[0])
+    natural = rs.unit in ("auto", "rows")
+    unweighted = "weight" not in a.roles
+    g_all = _group_frames(parts, "g", [])
+    ids = _present(g_all)
+    gr = draw(ids, rs)
+    rep_stats, binned = replicate_statistics(stats, g_all, gr, rs.stats)
+    rep = _replicate_values(plan, rep_stats, ctx)
+    resampled = [all(rep_stats[0].get(st.key) is not None
+                     for st in pm.metric.stats(pm.params, ctx)) for pm in plan.metrics]
+    intervals_for(plan, overall[0], overall[1], rep, gr, binned, natural, ctx, unweighted,
+                  resampled)
+    if segments:
+        seg_cols = [SEG + s for s in a.segments]
+        g_seg = _group_frames(parts, "gseg", seg_cols)
+        for key, results, seg_stats in segments:
+            sel = {k: df.filter(_match(seg_cols, [key[s] for s in a.segments])).drop(seg_cols)
+                   for k, df in g_seg.items()}
+            reps, b = replicate_statistics(stats, sel, gr, rs.stats)
+            values_ = _replicate_values(plan, reps, ctx)
+            intervals_for(plan, results, seg_stats, values_, gr, b, natural, ctx, unweighted,
+                          resampled)
+    return {"level": rs.level, "method": rs.method, "replicates": rs.replicates,
+            "seed": rs.seed, "unit": unit_name, "groups": int(gr.ids.size)}
+
+
+def _match(cols: Sequence[str], values: Sequence[Any]) -> pl.Expr:
+    exprs = [pl.col(c).is_null() if v is None else pl.col(c) == v
+             for c, v in zip(cols, values, strict=True)]
+    return pl.all_horizontal(exprs) if exprs else pl.lit(True)
+
+
+def _group_frames(parts: Sequence[dict[str, pl.DataFrame]], prefix: str, seg_cols: list[str]
+                  ) -> dict[str, pl.DataFrame]:
+    """The parts' per-group partials by name (``agg``, ``frame:<key>``), concatenated."""
+    out: dict[str, list[pl.DataFrame]] = {}
+    for p in parts:
+        for name, df in p.items():
+            if name == f"{prefix}agg" or name.startswith(f"{prefix}frame:"):
+                out.setdefault(name[len(prefix):], []).append(df)
+    return {k: pl.concat(v, how="vertical_relaxed") for k, v in out.items()}
+
+
+def _present(frames: Mapping[str, pl.DataFrame]) -> list[int]:
+    ids: set[int] = set()
+    for df in frames.values():
+        ids.update(int(x) for x in df[GROUP].unique().drop_nulls().to_list())
+    return sorted(ids)
