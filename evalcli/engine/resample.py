@@ -397,7 +397,7 @@ def intervals_for(plan: Plan, results: Sequence[MetricResult], stats: Mapping[st
                     got = None
                 if got is None:
                     break
-                found[level] = to_ci(got)
+                found[level] = _within(to_ci(got), pm.metric.range)
             closed = found if len(found) == len(levels) else None
         if closed is None and not resampled[j]:
             found = {lv: CI(None, None, lv, _name(rs.method), reason=NOT_RESAMPLED)
@@ -424,6 +424,22 @@ def intervals_for(plan: Plan, results: Sequence[MetricResult], stats: Mapping[st
                 found[level] = ci
         m.ci = found[rs.level]
         m.intervals = {lv: ci for lv, ci in found.items() if lv != rs.level}
+
+
+def _within(ci: CI, bounds: tuple[float | None, float | None]) -> CI:
+    """A closed form's interval cut to the metric's range (a t interval of a share of hits
+    can pass 1), with a note."""
+    lo, hi = bounds
+    if not ci.defined:
+        return ci
+    assert ci.low is not None and ci.high is not None
+    low = max(ci.low, lo) if lo is not None else ci.low
+    high = min(ci.high, hi) if hi is not None else ci.high
+    if (low, high) == (ci.low, ci.high):
+        return ci
+    return dataclasses.replace(ci, low=low, high=high, note=_and(
+        ci.note, f"cut to the metric's range [{lo if lo is not None else '-inf'}, "
+        f"{hi if hi is not None else 'inf'}]"))
 
 
 def _and(a: str | None, b: str) -> str:

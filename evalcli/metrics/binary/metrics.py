@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -23,6 +23,9 @@ from evalcli.metrics.base import (
 )
 from evalcli.metrics.binary.stats import EPS64, SCORE_COUNTS, confusion, proba, score_counts
 from evalcli.metrics.binary.task import FAMILY
+
+if TYPE_CHECKING:
+    from evalcli.uncertainty.intervals import Interval
 
 # --------------------------------------------------------------------------- values
 
@@ -62,6 +65,15 @@ def _ratio(num: Callable[[dict[str, float]], float], den: Callable[[dict[str, fl
         c = _counts(stats, params)
         return _fallback(num(c), den(c), params, what)
 
+    return value
+
+
+def _share(num: Callable[[dict[str, float]], float], den: Callable[[dict[str, float]], float],
+           what: str) -> Callable[[StatValues, Params], MetricValue]:
+    """:func:`_ratio` of a share of rows (a binomial proportion): its closed-form interval is
+    Wilson's (see :func:`_wilson`)."""
+    value = _ratio(num, den, what)
+    value.wilson = _wilson(num, den)  # type: ignore[attr-defined]
     return value
 
 
@@ -221,11 +233,41 @@ def _proba_stats(p: Params, c: Context) -> Sequence[Stat]:
     return [proba(p, c)]
 
 
+def _wilson(num: Callable[[dict[str, float]], float], den: Callable[[dict[str, float]], float]
+            ) -> Callable[[StatValues, Params, float, bool], Interval | None]:
+    """The Wilson score interval of a share of unweighted counts (``None`` with weights: the
+    bootstrap then)."""
+    def interval(stats: StatValues, params: Params, level: float, unweighted: bool
+                 ) -> Interval | None:
+        from evalcli.uncertainty.intervals import wilson_interval
+
+        if not unweighted:
+            return None
+        c = _counts(stats, params)
+        return wilson_interval(num(c), den(c), level)
+
+    return interval
+
+
+def _delong(stats: StatValues, params: Params, level: float, unweighted: bool
+            ) -> Interval | None:
+    """DeLong's interval from the counts of positives and negatives per distinct score
+    (unweighted; ``None`` with weights: the bootstrap then)."""
+    from evalcli.uncertainty.intervals import delong_interval_counts
+
+    if not unweighted:
+        return None
+    table = stats[SCORE_COUNTS].sort("score")
+    return delong_interval_counts(table["pos"].to_numpy(), table["neg"].to_numpy(), level)
+
+
 def _count_metric(name: str, summary: str, formula: str, value: Callable[..., MetricValue],
                   *, zero_division: bool = True, direction: str = "higher",
                   aliases: tuple[str, ...] = (), extra: tuple[Param, ...] = (),
                   conventions: str = "", in_default_set: bool = True,
-                  rng: tuple[float, float] = (0.0, 1.0), example: str = "") -> Metric:
+                  rng: tuple[float, float] = (0.0, 1.0), example: str = "",
+                  interval: Callable[[StatValues, Params, float, bool], Interval | None]
+                  | None = None) -> Metric:
     params = (THRESHOLD, *extra, *((ZERO_DIVISION,) if zero_division else ()))
     return Metric(
         name=name, family=FAMILY, summary=summary, formula=formula,
@@ -238,14 +280,14 @@ def _count_metric(name: str, summary: str, formula: str, value: Callable[..., Me
             + (" When the denominator is 0 the value is zero_division (0 by default, with a "
                "note), as scikit-learn's zero_division." if zero_division else "")),
         peer=PEERS_COUNTS, aliases=aliases, range=rng, in_default_set=in_default_set,
-        example=example,
+        example=example, interval=interval or getattr(value, "wilson", None),
     )
 
 
 METRICS: list[Metric] = [
     _count_metric("accuracy", "share of rows whose hard prediction equals the label",
                   "(tp + tn) / (tp + fp + fn + tn)",
-                  _ratio(lambda c: c["tp"] + c["tn"], lambda c: sum(c.values()), "the row count"),
+                  _share(lambda c: c["tp"] + c["tn"], lambda c: sum(c.values()), "the row count"),
                   example="""
                   >>> from evalcli import evaluate
                   >>> evaluate({"task": "binary", "metrics": ["accuracy"]},  # score >= 0.5
@@ -255,7 +297,7 @@ METRICS: list[Metric] = [
                   """),
     _count_metric("precision", "share of predicted positives that are positive (PPV)",
                   "tp / (tp + fp)",
-                  _ratio(lambda c: c["tp"], lambda c: c["tp"] + c["fp"], "tp + fp"),
+                  _share(lambda c: c["tp"], lambda c: c["tp"] + c["fp"], "tp + fp"),
                   aliases=("ppv",), example="""
                   >>> from evalcli import evaluate
                   >>> r = evaluate({"task": "binary", "metrics": ["precision"]},
@@ -265,7 +307,7 @@ METRICS: list[Metric] = [
                   """),
     _count_metric("recall", "share of positives predicted positive (TPR, sensitivity)",
                   "tp / (tp + fn)",
-                  _ratio(lambda c: c["tp"], lambda c: c["tp"] + c["fn"], "tp + fn"),
+                  _share(lambda c: c["tp"], lambda c: c["tp"] + c["fn"], "tp + fn"),
                   aliases=("tpr", "sensitivity"), example="""
                   >>> from evalcli import evaluate
                   >>> evaluate({"task": "binary",
@@ -277,7 +319,7 @@ METRICS: list[Metric] = [
                   """),
     _count_metric("specificity", "share of negatives predicted negative (TNR)",
                   "tn / (tn + fp)",
-                  _ratio(lambda c: c["tn"], lambda c: c["tn"] + c["fp"], "tn + fp"),
+                  _share(lambda c: c["tn"], lambda c: c["tn"] + c["fp"], "tn + fp"),
                   aliases=("tnr",), example="""
                   >>> from evalcli import evaluate
                   >>> evaluate({"task": "binary", "metrics": ["specificity"]},
@@ -287,7 +329,7 @@ METRICS: list[Metric] = [
                   """),
     _count_metric("fpr", "share of negatives predicted positive (false positive rate)",
                   "fp / (fp + tn)",
-                  _ratio(lambda c: c["fp"], lambda c: c["fp"] + c["tn"], "fp + tn"),
+                  _share(lambda c: c["fp"], lambda c: c["fp"] + c["tn"], "fp + tn"),
                   direction="lower", aliases=("false_positive_rate", "fall_out"),
                   example="""
                   >>> from evalcli import evaluate
@@ -356,7 +398,7 @@ METRICS: list[Metric] = [
         "diagonal segment (a tie counts 1/2), as scikit-learn's roc_auc_score and Spark's "
         "areaUnderROC. Undefined (with a note) when only one class is present.",
         peer="scikit-learn roc_auc_score; Spark MLlib areaUnderROC",
-        aliases=("roc_auc", "auc"), range=(0.0, 1.0),
+        aliases=("roc_auc", "auc"), range=(0.0, 1.0), interval=_delong,
         example="""
         >>> from evalcli import evaluate
         >>> evaluate({"task": "binary", "metrics": ["auroc"]},  # the tie at 0.8 counts 1/2

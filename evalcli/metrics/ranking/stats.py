@@ -11,6 +11,7 @@ notes on the policies in force.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,7 @@ from evalcli.metrics.stats import exact_sum, sum_by
 
 if TYPE_CHECKING:
     from evalcli.metrics.base import Metric
+    from evalcli.uncertainty.intervals import Interval
 
 
 STATUSES = ("ok", "missing", "no_relevant", "unjudged", "undefined")
@@ -63,6 +65,8 @@ def reduce_queries(pq: pl.LazyFrame, keys: list[str],
     aggs = [
         *query_sum(pl.when(defined).then(c("w") * c("value")), "sum_wv"),
         *query_sum(pl.when(defined).then(c("w").cast(F64)), "sum_w"),
+        # Σ w·value² (the t interval's variance of per-query values, when intervals are asked)
+        *query_sum(pl.when(defined).then(c("w") * c("value") * c("value")), "sum_wv2"),
         defined.sum().cast(pl.Int64).alias("n"),
         c("straddle").sum().cast(pl.Int64).alias("n_straddle"),
         *((c("status") == st).sum().cast(pl.Int64).alias(f"n_{st}") for st in STATUSES),
@@ -120,6 +124,33 @@ def query_stat(name: str, k: int | None, conv: Mapping[str, Any],
     # rows of one query must be in one part (for engines that split the data)
     return QueryStat(key=keyed(name, k, conv, key_extra), build=build, combine=add_by, by=(),
                      partition_by=(Q,), per_query=per_query, conventions=dict(conv))
+
+
+def t_interval_of(stats: Mapping[str, Any], params: Params, level: float, unweighted: bool
+                  ) -> Interval | None:
+    """The t interval of a mean over queries from the sums Σv, Σv² and the count of queries
+    in the average (``mean ± t(n−1)·s/√n``); ``None`` (the bootstrap then) when queries carry
+    weights. Equal to :func:`evalcli.uncertainty.intervals.mean_t_interval` of the per-query
+    values, up to the rounding of the sums (exact sums, rounded once)."""
+    from evalcli.uncertainty.intervals import Interval, t_interval
+
+    df = next(v for key, v in stats.items() if key.startswith("ranking."))
+    if df.height == 0 or "sum_wv2" not in df.columns:
+        return None
+    row = df.row(0, named=True)
+    n, sw = int(row["n"]), float(row["sum_w"])
+    if not unweighted or sw != n:
+        return None
+    if n < 2:
+        return Interval(None if n == 0 else float(row["sum_wv"]), None, None, level, "t",
+                        reason=f"{n} quer{'y' if n == 1 else 'ies'} in the average: the "
+                        "variance of per-query values cannot be estimated")
+    mean = float(row["sum_wv"]) / n
+    var = max(0.0, (float(row["sum_wv2"]) - n * mean * mean) / (n - 1))
+    if var == 0.0:
+        return Interval(mean, mean, mean, level, "t", std_error=0.0,
+                        note="every query has the same value: the interval has no width")
+    return t_interval(mean, math.sqrt(var / n), n - 1, level)
 
 
 def value_of(stats: Mapping[str, Any], k: int | None,
