@@ -301,11 +301,14 @@ class Memo:
 
 class Statistics(dict[str, Any]):
     """The combined statistics a metric's ``value`` receives (see :data:`StatValues`), with
-    the :class:`Memo` of the run that computed them (``memo``)."""
+    the :class:`Memo` of the run that computed them (``memo``). ``replicate``: they are a
+    bootstrap replicate's (small tables, a thousand of them): a value may then take a faster
+    path whose last digits may differ from the point value's path."""
 
-    def __init__(self, values: Mapping[str, Any], memo: Memo) -> None:
+    def __init__(self, values: Mapping[str, Any], memo: Memo, replicate: bool = False) -> None:
         super().__init__(values)
         self.memo = memo
+        self.replicate = replicate
 
 
 def memo_of(stats: StatValues) -> Memo:
