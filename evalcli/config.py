@@ -363,6 +363,26 @@ class SparkSettings(Strict):
     )
 
 
+class ComparisonSettings(Strict):
+    """A paired comparison of the systems ``predictions:`` names, on the same truth."""
+
+    baseline: str | None = Field(
+        None, description="the system the others are compared with (default: the first)")
+    test: Literal["auto", "t", "wilcoxon", "sign_flip", "bootstrap"] = Field(
+        "auto", description="auto: the paired t-test on per-query values for ranking means, "
+        "the paired bootstrap over the random groups of units for every other metric; t, "
+        "wilcoxon, sign_flip (Fisher's randomization): on per-query values where a metric "
+        "has them, else the bootstrap; bootstrap: for every metric")
+    correction: Literal["holm", "bonferroni", "bh", "none"] = Field(
+        "holm", description="adjustment of the p-values for the systems x metrics tested: "
+        "holm (family-wise, default), bonferroni, bh (Benjamini-Hochberg, false discovery "
+        "rate), none")
+    alpha: Level = Field(0.05, description="significance level of the adjusted p-values")
+
+
+SYSTEM_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,63}$")
+
+
 class Config(Strict):
     """An evalcli run."""
 
@@ -396,6 +416,12 @@ class Config(Strict):
     curves: Curves | None = Field(
         None, description="folder to write ROC/PR points (and residuals) as CSV or Parquet"
     )
+    systems: dict[str, InputSpec] | None = Field(
+        None, description="set by predictions: {name: file, ...} (several systems on one "
+        "truth, compared pairwise); then predictions is the first system's file")
+    comparison: ComparisonSettings | None = Field(
+        None, description="how the systems are compared: {baseline: NAME, test: auto, "
+        "correction: holm, alpha: 0.05} (needs predictions: {name: file, ...})")
     uncertainty: Uncertainty | None = Field(
         None, description="confidence intervals on every metric: {level: 0.95, method: auto, "
         "replicates: 1000, seed: 0, unit: auto} (--ci turns them on)")
@@ -428,6 +454,46 @@ class Config(Strict):
     @classmethod
     def _path_or_mapping(cls, v: Any) -> Any:
         return {"path": v} if isinstance(v, str) else v
+
+    @model_validator(mode="before")
+    @classmethod
+    def _named_systems(cls, v: Any) -> Any:
+        """``predictions: {baseline: a.parquet, candidate: {path: b.csv}}``: several systems
+        (a mapping without ``path`` whose values are files or file settings)."""
+        if not isinstance(v, dict):
+            return v
+        p = v.get("predictions")
+        if not isinstance(p, dict) or "path" in p or not p:
+            return v
+        if not all(isinstance(x, str) or (isinstance(x, dict) and "path" in x)
+                   for x in p.values()):
+            return v
+        if "systems" in v:
+            raise ValueError("give the systems under predictions: {name: file, ...} only")
+        if len(p) < 2:
+            raise ValueError("predictions: name at least two systems to compare, or give one "
+                             "file as predictions: FILE")
+        for name in p:
+            if not isinstance(name, str) or not SYSTEM_NAME.match(name):
+                raise ValueError(f"predictions: system name {clip(repr(name), 60)} must be "
+                                 "letters, digits, '_', '-' or '.' (at most 64)")
+        named = {k: {"path": x} if isinstance(x, str) else x for k, x in p.items()}
+        return {**v, "systems": named, "predictions": next(iter(named.values()))}
+
+    @model_validator(mode="after")
+    def _comparison_needs_systems(self) -> Config:
+        if self.comparison is not None and not self.systems:
+            raise ValueError("comparison: needs several systems: predictions: {name: file, "
+                             "...}")
+        if self.systems and self.comparison is not None and \
+                self.comparison.baseline is not None and \
+                self.comparison.baseline not in self.systems:
+            raise ValueError(f"comparison: baseline '{clip(self.comparison.baseline, 60)}' is "
+                             f"not one of the systems ({', '.join(self.systems)})")
+        if self.systems and self.baseline is not None:
+            raise ValueError("baseline: compares one system with a stored report; with "
+                             "several systems use comparison: instead")
+        return self
 
     @field_validator("baseline", mode="before")
     @classmethod

@@ -323,6 +323,58 @@ class Diff:
 
 
 @dataclass
+class Paired:
+    """One system against the baseline system on one metric: the change, its interval, the
+    paired test and its p-value before and after the correction for multiple comparisons."""
+
+    system: str
+    id: str
+    direction: str
+    baseline_value: float | None
+    value: float | None
+    delta: float | None
+    ci: CI | None
+    test: str
+    p_value: float | None
+    adjusted: float | None = None
+    significant: bool | None = None
+    change: str = "undefined"
+    """``better`` or ``worse`` (significant, in the metric's direction), ``no significant
+    change``, or ``undefined`` (no test)."""
+    n: int = 0
+    """The pairs the test saw (queries for a per-query test, replicates for the bootstrap)."""
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "system": self.system, "id": self.id, "direction": self.direction,
+            "baseline_value": self.baseline_value, "value": self.value, "delta": self.delta,
+            "ci": self.ci.to_dict() if self.ci is not None else None, "test": self.test,
+            "p_value": self.p_value, "adjusted_p_value": self.adjusted,
+            "significant": self.significant, "change": self.change, "n": self.n}
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+@dataclass
+class Comparison:
+    """A paired comparison of systems on the same truth (``predictions:`` naming several)."""
+
+    baseline: str
+    test: str
+    correction: str
+    alpha: float
+    level: float
+    rows: list[Paired] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"baseline": self.baseline, "test": self.test, "correction": self.correction,
+                "alpha": self.alpha, "level": self.level,
+                "results": [r.to_dict() for r in self.rows]}
+
+
+@dataclass
 class RunResult:
     """Everything a report shows."""
 
@@ -352,6 +404,13 @@ class RunResult:
     uncertainty: dict[str, Any] | None = None
     """How the intervals were computed, when asked for: ``level``, ``method``, ``replicates``,
     ``seed``, ``unit``, ``groups`` (the random groups of units that were resampled)."""
+    systems: dict[str, RunResult] = field(default_factory=dict)
+    """Every system's own result, by name, when ``predictions:`` names several (this result
+    is then the baseline system's, with the comparison)."""
+    comparison: Comparison | None = None
+    material: Any = field(default=None, repr=False)
+    """What the engine keeps to resample the overall values again (a systems comparison);
+    not in the reports."""
     per_query: pl.DataFrame | None = None
     """Each query's metric values (ranking, when ``per_query`` is asked for). Not in the
     reports; written by the output step with the other outputs."""
@@ -475,6 +534,17 @@ def to_dict(r: RunResult) -> dict[str, Any]:
     }
     if r.uncertainty is not None:
         out["uncertainty"] = r.uncertainty
+    if r.systems:
+        out["systems"] = {
+            name: {"predictions": display_path(s.predictions.path),
+                   "passed": s.passed, "failures": s.failures,
+                   "metrics": [metric_dict(m) for m in s.metrics],
+                   **({"segments": [{"key": g.key, "rows": g.rows,
+                                     "metrics": [metric_dict(m) for m in g.metrics]}
+                                    for g in s.segments]} if s.group_by else {})}
+            for name, s in r.systems.items()}
+    if r.comparison is not None:
+        out["comparison"] = r.comparison.to_dict()
     if r.group_by:
         out["group_by"] = r.group_by
         out["segments"] = [

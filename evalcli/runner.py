@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from evalcli.config import Baseline, Config, InputSpec, MetricEntry, Uncertainty, load_config
+from evalcli.config import (
+    Baseline,
+    ComparisonSettings,
+    Config,
+    InputSpec,
+    MetricEntry,
+    Uncertainty,
+    load_config,
+)
 from evalcli.decide.baseline import add_baseline, compare_baseline
 from evalcli.decide.gates import evaluate_gates, segment_gates
 from evalcli.engine.align import Aligned, Inputs, align
@@ -123,7 +131,7 @@ def resampling_of(cfg: Config) -> Resampling | None:
 def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
                progress: Callable[[str], None] | None = None,
                frames: Mapping[str, pl.LazyFrame] | None = None,
-               write_per_query: bool = True) -> RunResult:
+               write_per_query: bool = True, per_query_values: bool = False) -> RunResult:
     """Evaluate a config: one pass over the inputs, gates applied, no printing.
 
     ``curves`` also computes the curve tables (ROC/PR points, residuals) in the same pass;
@@ -132,13 +140,16 @@ def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
     The config's ``per_query`` table is written (checked before the run) unless
     ``write_per_query`` is false: the CLI then writes it with its other outputs, all or none.
     """
+    if cfg.systems:
+        return run_systems(cfg, gating=gating, curves=curves, progress=progress)
     say = progress or (lambda _msg: None)
     targets = output_targets(cfg) if write_per_query and cfg.per_query is not None else None
     say("reading the inputs' schemas and aligning them")
     prep = prepare(cfg, frames, say)
     seg_gates = segment_gates(cfg, [pm.id for pm in prep.plan.metrics])
     task = prep.plan.task
-    asks = Asks(curves=curves or cfg.curves is not None, per_query=cfg.per_query is not None)
+    asks = Asks(curves=curves or cfg.curves is not None,
+                per_query=cfg.per_query is not None or per_query_values)
     if asks.per_query and not task.per_query:
         able = [t.name for t in prep.registry.tasks.values() if t.per_query]
         raise ConfigError(
@@ -151,7 +162,7 @@ def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
     rs = prep.plan.resampling
     say(f"computing {len(prep.plan.metrics)} metric(s) in one pass"
         + (f", with {rs.level:.0%} intervals" if rs is not None else ""))
-    metrics, segments, alignment, engine, uncertainty = prep.engine.run(
+    metrics, segments, alignment, engine, uncertainty, material = prep.engine.run(
         prep.plan, prep.aligned, extra, ctx)
     a = prep.aligned
     truth_cols = {r: c for r, c in a.columns.items() if a.role_file.get(r) == a.inputs.truth.path} \
@@ -172,6 +183,7 @@ def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
         gating=gating,
         unused_columns=dict(a.unused),
         uncertainty=uncertainty,
+        material=material,
     )
     added = task.finish(extra, asks)
     result.alignment.extra.update(added.alignment)
@@ -191,10 +203,42 @@ def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
     return result
 
 
+def run_systems(cfg: Config, *, gating: bool = True, curves: bool = False,
+                progress: Callable[[str], None] | None = None) -> RunResult:
+    """Several systems on one truth (``predictions: {name: file, ...}``): each evaluated with
+    the same intervals and seed (so that a unit is in the same random group for all), its
+    gates applied, then each compared with the baseline system (see
+    :mod:`evalcli.decide.systems`). The result is the baseline system's, with every system's
+    in ``systems`` and the comparison; a gate that fails for any system fails the run."""
+    from evalcli.decide.systems import compare_systems
+
+    assert cfg.systems
+    say = progress or (lambda _msg: None)
+    comp = cfg.comparison or ComparisonSettings()
+    baseline = comp.baseline or next(iter(cfg.systems))
+    u = cfg.uncertainty or Uncertainty()
+    results: dict[str, RunResult] = {}
+    for name, spec in cfg.systems.items():
+        say(f"system {name}: {spec.path}")
+        one = cfg.model_copy(update={"systems": None, "comparison": None, "predictions": spec,
+                                     "uncertainty": u})
+        results[name] = run_config(one, gating=gating, curves=curves and name == baseline,
+                                   progress=progress, per_query_values=cfg.task == "ranking")
+    say("comparing the systems")
+    result = results[baseline]
+    result.systems = results
+    result.comparison = compare_systems(results, baseline, comp.test, comp.correction,
+                                        comp.alpha, u.level, u.seed)
+    result.failures = [f"{name}: {f}" for name, r in results.items() for f in r.failures]
+    result.passed = not result.failures if gating else True
+    return result
+
+
 def input_paths(cfg: Config) -> list[str]:
     """Every file the run reads (resolved): inputs, side files, the baseline report, plugin
     files. No output may be one of them."""
     paths = [cfg.resolve(s.path) for s in (cfg.predictions, cfg.truth) if s is not None]
+    paths += [cfg.resolve(s.path) for s in (cfg.systems or {}).values()]
     paths += [cfg.resolve(str(v)) for k, v in cfg.options.items()
               if k.endswith("_file") and isinstance(v, str) and v]
     if cfg.baseline is not None:

@@ -82,6 +82,8 @@ class Evaluated(NamedTuple):
     alignment: AlignmentInfo
     engine: str
     uncertainty: dict[str, Any] | None = None
+    material: resample.Material | None = None
+    """What resamples the overall values again (a paired comparison of systems)."""
 
 
 def run_context(plan: Plan, a: Aligned, engine: str | None = None) -> Context:
@@ -109,13 +111,13 @@ def run(plan: Plan, a: Aligned, engine: str, compute: Callable[[dict[str, Stat]]
     overall = values(plan, computed.overall, ctx)
     segs = [SegmentResult(key, rows, values(plan, st, ctx, segment=True))
             for key, rows, st in computed.segments]
-    settings = None
+    settings = material = None
     if plan.resampling is not None:
-        settings = resample.estimate(
+        settings, material = resample.estimate(
             plan, a, stats, computed.parts, (overall, computed.overall),
             [(s.key, s.metrics, st) for s, (_, _, st) in zip(segs, computed.segments,
                                                              strict=True)], ctx)
-    return Evaluated(overall, segs, computed.alignment, engine, settings)
+    return Evaluated(overall, segs, computed.alignment, engine, settings, material)
 
 
 # --------------------------------------------------------------------------- the rules

@@ -443,13 +443,36 @@ def _name(method: str) -> str:
     return "bca" if method == "bca" else "percentile"
 
 
+@dataclasses.dataclass
+class Material:
+    """What a run keeps to resample its overall values again under other weights (a paired
+    comparison of systems draws one set of weights for all of them)."""
+
+    plan: Plan
+    stats: Mapping[str, Stat]
+    groups: dict[str, pl.DataFrame]
+    ctx: Context
+
+    def present(self) -> list[int]:
+        """The ids of the groups holding some unit."""
+        return _present(self.groups)
+
+    def replicates(self, gr: Groups) -> tuple[np.ndarray, bool]:
+        """Each metric's value in each weighting of ``gr`` (rows x metrics, NaN where
+        undefined), and whether a table was binned."""
+        rs = self.plan.resampling
+        assert rs is not None
+        rep_stats, binned = replicate_statistics(self.stats, self.groups, gr, rs.stats)
+        return _replicate_values(self.plan, rep_stats, self.ctx), binned
+
+
 def estimate(plan: Plan, a: Aligned, stats: Mapping[str, Stat],
              parts: Sequence[dict[str, pl.DataFrame]],
              overall: tuple[list[MetricResult], Mapping[str, Any]],
              segments: Sequence[tuple[dict[str, Any], list[MetricResult], Mapping[str, Any]]],
-             ctx: Context) -> dict[str, Any]:
+             ctx: Context) -> tuple[dict[str, Any], Material]:
     """Set the intervals of the overall values and of each segment's; the settings used (for
-    the report)."""
+    the report), and what resamples the overall values again."""
     rs = plan.resampling
     assert rs is not None
     _, unit_name = unit_columns(plan, a, stats)
@@ -458,10 +481,9 @@ def estimate(plan: Plan, a: Aligned, stats: Mapping[str, Stat],
         raise split_unit_error(plan, a, split[0])
     natural = rs.unit in ("auto", "rows")
     unweighted = "weight" not in a.roles
-    g_all = _group_frames(parts, "g", [])
-    ids = _present(g_all)
-    gr = draw(ids, rs)
-    rep_stats, binned = replicate_statistics(stats, g_all, gr, rs.stats)
+    material = Material(plan, stats, _group_frames(parts, "g", []), ctx)
+    gr = draw(material.present(), rs)
+    rep_stats, binned = replicate_statistics(stats, material.groups, gr, rs.stats)
     rep = _replicate_values(plan, rep_stats, ctx)
     resampled = [all(rep_stats[0].get(st.key) is not None
                      for st in pm.metric.stats(pm.params, ctx)) for pm in plan.metrics]
@@ -477,8 +499,9 @@ def estimate(plan: Plan, a: Aligned, stats: Mapping[str, Stat],
             values_ = _replicate_values(plan, reps, ctx)
             intervals_for(plan, results, seg_stats, values_, gr, b, natural, ctx, unweighted,
                           resampled)
-    return {"level": rs.level, "method": rs.method, "replicates": rs.replicates,
-            "seed": rs.seed, "unit": unit_name, "groups": int(gr.ids.size)}
+    settings = {"level": rs.level, "method": rs.method, "replicates": rs.replicates,
+                "seed": rs.seed, "unit": unit_name, "groups": int(gr.ids.size)}
+    return settings, material
 
 
 def _match(cols: Sequence[str], values: Sequence[Any]) -> pl.Expr:

@@ -1,0 +1,142 @@
+"""A paired comparison of systems evaluated on the same truth.
+
+Each system is evaluated with the same seed, so a unit falls in the same random group for
+every system; one set of replicate weights over the groups any system holds then resamples
+every system at once, and the difference of two systems' replicates is a paired bootstrap
+replicate of their difference (:func:`evalcli.uncertainty.paired.paired_bootstrap_test`).
+Where a metric is a mean of per-query values (ranking), the test may instead pair the queries
+themselves: Student's paired t-test (``auto``; as ranx's ``student``), Wilcoxon's signed-rank
+test, or Fisher's randomization by sign flips (ranx's ``fisher``), on the queries both systems
+average. The p-values of all systems x metrics are then adjusted (Holm by default), and a
+change is significant when its adjusted p-value is below ``alpha``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from evalcli.result import CI, Comparison, MetricResult, Paired, RunResult
+
+PER_QUERY_TESTS = {"t": "paired-t", "wilcoxon": "wilcoxon", "sign_flip": "sign-flip"}
+
+
+def _ci(i: Any) -> CI | None:
+    if i is None:
+        return None
+    return CI(low=i.low, high=i.high, level=i.level, method=i.method, std_error=i.std_error,
+              mc_error=i.mc_error, reason=i.reason, note=i.note)
+
+
+def _per_query(base: pl.DataFrame | None, other: pl.DataFrame | None, id_: str
+               ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The two systems' values of metric ``id_`` on the queries both average."""
+    if base is None or other is None or id_ not in base.columns or id_ not in other.columns:
+        return None
+    q = base.columns[0]
+    both = base.select(q, pl.col(id_).alias("a")).join(
+        other.select(q, pl.col(id_).alias("b")), on=q, how="inner").drop_nulls(["a", "b"])
+    return both["a"].to_numpy(), both["b"].to_numpy()
+
+
+def _has_per_query_test(m: MetricResult) -> bool:
+    """A metric whose closed-form interval is the t interval of per-query values: a mean of
+    per-query values, which a per-query test may pair."""
+    return m.family == "ranking" and not m.metric.startswith("micro_") and \
+        m.metric not in ("catalog_coverage",)
+
+
+def compare_systems(results: Mapping[str, RunResult], baseline: str, test: str,
+                    correction: str, alpha: float, level: float, seed: int) -> Comparison:
+    """Every system but ``baseline`` against it, on every metric (overall values)."""
+    from evalcli.engine.resample import draw
+    from evalcli.uncertainty import paired
+
+    base = results[baseline]
+    rs = base.material.plan.resampling if base.material is not None else None
+    ids: set[int] = set()
+    for r in results.values():
+        if r.material is not None:
+            ids.update(r.material.present())
+    reps: dict[str, tuple[np.ndarray, bool]] = {}
+    if rs is not None:
+        gr = draw(sorted(ids), rs)
+        reps = {name: r.material.replicates(gr) for name, r in results.items()
+                if r.material is not None}
+    rows: list[Paired] = []
+    for name, r in results.items():
+        if name == baseline:
+            continue
+        for j, (mb, ms) in enumerate(zip(base.metrics, r.metrics, strict=True)):
+            rows.append(_one(name, j, mb, ms, base, r, reps, baseline, test, level, seed,
+                             paired))
+    p = np.array([np.nan if x.p_value is None else x.p_value for x in rows])
+    adjusted = paired.adjust_p_values(p, correction) if rows else p  # type: ignore[arg-type]
+    for row, adj in zip(rows, adjusted, strict=True):
+        if math.isnan(adj):
+            continue
+        row.adjusted = float(adj)
+        row.significant = bool(adj < alpha)
+        if row.delta is None or not row.significant or row.delta == 0:
+            row.change = "no significant change"
+        else:
+            better = row.delta > 0 if row.direction == "higher" else row.delta < 0
+            row.change = "better" if better else "worse"
+    return Comparison(baseline=baseline, test=test, correction=correction, alpha=alpha,
+                      level=level, rows=rows)
+
+
+def _one(name: str, j: int, mb: MetricResult, ms: MetricResult, base: RunResult,
+         r: RunResult, reps: Mapping[str, tuple[np.ndarray, bool]], baseline: str,
+         test: str, level: float, seed: int, paired: Any) -> Paired:
+    delta = None if mb.value is None or ms.value is None else ms.value - mb.value
+    out = Paired(system=name, id=ms.id, direction=ms.direction, baseline_value=mb.value,
+                 value=ms.value, delta=delta, ci=None, test="none", p_value=None)
+    if delta is None:
+        out.note = "a value is undefined: no test"
+        return out
+    chosen = {"auto": "t"}.get(test, test)
+    pairs = _per_query(base.per_query, r.per_query, ms.id) \
+        if chosen in PER_QUERY_TESTS and _has_per_query_test(ms) else None
+    if pairs is not None:
+        a, b = pairs
+        if chosen == "t":
+            res = paired.paired_t_test(a, b, level)
+        elif chosen == "wilcoxon":
+            res = paired.wilcoxon_test(a, b)
+        else:
+            res = paired.sign_flip_test(a, b, seed=seed)
+        if chosen != "t":  # the interval of the mean difference: the t interval
+            res_t = paired.paired_t_test(a, b, level)
+            interval = res_t.interval
+        else:
+            interval = res.interval
+        out.test, out.p_value, out.n = res.test, res.p_value, res.n
+        out.ci = _ci(interval)
+        if res.p_value is None and res.reason:
+            out.note = res.reason
+        elif abs(float(b.mean() - a.mean()) - delta) > 1e-9 * max(1.0, abs(delta)):
+            out.note = ("the per-query test pairs the queries both systems average; the "
+                        "overall values average each system's own queries")
+        return out
+    if baseline not in reps or name not in reps:
+        out.note = "no replicates: no test"
+        return out
+    (ra, binned_a), (rb, binned_b) = reps[baseline], reps[name]
+    rs = base.material.plan.resampling
+    n_rep = rs.replicates
+    xa, xb = ra[:n_rep, j], rb[:n_rep, j]
+    if binned_a and not math.isnan(ra[n_rep, j]):
+        xa = xa + (mb.value - ra[n_rep, j])
+    if binned_b and not math.isnan(rb[n_rep, j]):
+        xb = xb + (ms.value - rb[n_rep, j])
+    res = paired.paired_bootstrap_test(xa, xb, mb.value, ms.value, level)
+    out.test, out.p_value, out.n = res.test, res.p_value, res.n
+    out.ci = _ci(res.interval)
+    if res.p_value is None:
+        out.note = res.reason
+    return out
