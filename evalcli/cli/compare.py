@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -18,7 +18,19 @@ from evalcli.cli.common import (
     wants_curves,
 )
 from evalcli.cli.common import say as say_line
-from evalcli.cli.run import ENGINE_HELP, CurvesFormat, Engine, InputFormat, OutputFormat
+
+if TYPE_CHECKING:
+    from evalcli.config import Config
+from evalcli.cli.run import (
+    CI_PANEL,
+    ENGINE_HELP,
+    CiMethod,
+    CurvesFormat,
+    Engine,
+    InputFormat,
+    OutputFormat,
+    ci_settings,
+)
 
 EPILOG = examples(
     "evalcli compare preds.parquet truth.csv",
@@ -26,6 +38,8 @@ EPILOG = examples(
     "evalcli compare preds.csv truth.csv --id user_id --gate 'auroc>=0.8'",
     "evalcli compare preds.csv --task regression --label price",
     "python score.py | evalcli compare - truth.parquet",
+    "evalcli compare old.parquet truth.csv --vs new.parquet",
+    "evalcli compare bm25.trec qrels.txt --vs dense.trec --vs hybrid.trec -m ndcg@10",
 )
 
 
@@ -85,6 +99,30 @@ def compare(
         "--format-in", metavar="FORMAT", help="The format of standard input ('-', else read "
         "from its content) or of a file whose name does not say it: csv, tsv, jsonl or "
         "parquet.")] = None,
+    vs: Annotated[list[str] | None, typer.Option(
+        "--vs", metavar="PATH", help="Another system's predictions on the same truth: each is "
+        "compared with PREDICTIONS (the baseline) by paired tests, with intervals on the "
+        "differences; repeatable. Systems are named by their file names.",
+        rich_help_panel=CI_PANEL)] = None,
+    ci: Annotated[bool, typer.Option(
+        "--ci", help="Confidence intervals on every metric (95%, closed forms where they "
+        "exist, else 1,000 bootstrap replicates); on with --vs.", rich_help_panel=CI_PANEL)
+    ] = False,
+    ci_level: Annotated[float | None, typer.Option(
+        "--ci-level", metavar="LEVEL", help="Confidence level (default 0.95).",
+        rich_help_panel=CI_PANEL)] = None,
+    ci_method: Annotated[CiMethod | None, typer.Option(
+        "--ci-method", metavar="METHOD", help="auto, bootstrap or bca.",
+        rich_help_panel=CI_PANEL)] = None,
+    replicates: Annotated[int | None, typer.Option(
+        "--replicates", metavar="N", help="Bootstrap replicates (default 1000).",
+        rich_help_panel=CI_PANEL)] = None,
+    seed: Annotated[int | None, typer.Option(
+        "--seed", metavar="N", help="Seed of the resampling (default 0).",
+        rich_help_panel=CI_PANEL)] = None,
+    ci_unit: Annotated[str | None, typer.Option(
+        "--ci-unit", metavar="UNIT", help="What is resampled: auto, rows, or a column whose "
+        "rows belong together (e.g. user_id).", rich_help_panel=CI_PANEL)] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stderr.")] = False,
     verbose: Annotated[bool, typer.Option(
         "--verbose", "-v", help="Also print each step with its time on stderr.")] = False,
@@ -112,6 +150,11 @@ def compare(
         cfg = override(cfg, per_query=str(per_query))
     if verbose:
         cfg = override(cfg, verbose=True)
+    settings = ci_settings(ci or bool(vs), ci_level, ci_method, replicates, seed, ci_unit)
+    if settings is not None:
+        cfg = override(cfg, ci=settings)
+    if vs:
+        cfg = with_systems(cfg, predictions, vs)
     outputs = list(output or [])
     targets = output_targets(cfg, outputs,
                              (curves, curves_format.value) if curves is not None else None)
@@ -124,3 +167,22 @@ def compare(
                      f"--{role} {role} would use it")
     emit(result, format.value, targets, quiet, verbose, steps)
     raise typer.Exit(exit_code(result))
+
+
+def with_systems(cfg: Config, first: str, others: list[str]) -> Config:
+    """The config with the predictions and each ``--vs`` file as named systems (named by
+    their file names, made unique), the first the baseline."""
+    from evalcli.config import ComparisonSettings, InputSpec
+
+    names: dict[str, InputSpec] = {}
+    for i, path in enumerate([first, *others]):
+        spec = cfg.predictions if i == 0 else cfg.predictions.model_copy(
+            update={"path": path})
+        stem = Path(path).name.split(".")[0] or f"system{i + 1}"
+        stem = "".join(ch if ch.isalnum() or ch in "_-." else "_" for ch in stem)[:60]
+        name, k = stem, 2
+        while name in names:
+            name, k = f"{stem}_{k}", k + 1
+        names[name] = spec
+    return cfg.model_copy(update={"systems": names, "comparison": ComparisonSettings(
+        baseline=next(iter(names)))})
