@@ -409,7 +409,12 @@ class Config(Strict):
     plugins: list[str] = Field(
         default_factory=list, description="local Python files with metrics (runs their code)"
     )
-    report: list[str] = Field(default_factory=list, description="report files to write")
+    report: list[str] = Field(
+        default_factory=list, description="report files to write; or {files: [...], "
+        "statistics: true} to store the bootstrap replicates in the JSON report, so that a "
+        "later run or evalcli diff can test the difference paired by unit")
+    report_statistics: bool = Field(False, exclude=True, description="set by report: "
+                                    "{statistics: true}")
     baseline: Baseline | None = Field(
         None, description="an accepted JSON report to compare with, and gates on the change"
     )
@@ -499,6 +504,22 @@ class Config(Strict):
     @classmethod
     def _report_or_mapping(cls, v: Any) -> Any:
         return {"report": v} if isinstance(v, str) else v
+
+    @model_validator(mode="before")
+    @classmethod
+    def _report_mapping(cls, v: Any) -> Any:
+        if isinstance(v, dict) and isinstance(v.get("report"), dict):
+            r = dict(v["report"])
+            unknown = set(r) - {"files", "statistics"}
+            if unknown:
+                raise ValueError(f"report: unknown key(s) {', '.join(map(str, unknown))}; "
+                                 "give {files: [...], statistics: true}")
+            files = r.get("files", [])
+            stored = r.get("statistics", False)
+            if not isinstance(stored, bool):
+                raise ValueError("report: statistics must be true or false")
+            return {**v, "report": files, "report_statistics": stored}
+        return v
 
     @field_validator("group_by", "report", "plugins", mode="before")
     @classmethod

@@ -408,6 +408,9 @@ class RunResult:
     """Every system's own result, by name, when ``predictions:`` names several (this result
     is then the baseline system's, with the comparison)."""
     comparison: Comparison | None = None
+    statistics: dict[str, Any] | None = None
+    """The overall values' bootstrap replicates, stored in the JSON report when asked
+    (``report: {statistics: true}``): a later run or ``evalcli diff`` pairs with them."""
     material: Any = field(default=None, repr=False)
     """What the engine keeps to resample the overall values again (a systems comparison);
     not in the reports."""
@@ -545,6 +548,8 @@ def to_dict(r: RunResult) -> dict[str, Any]:
             for name, s in r.systems.items()}
     if r.comparison is not None:
         out["comparison"] = r.comparison.to_dict()
+    if r.statistics is not None:
+        out["statistics"] = r.statistics
     if r.group_by:
         out["group_by"] = r.group_by
         out["segments"] = [

@@ -114,13 +114,14 @@ def prepare(cfg: Config, frames: Mapping[str, pl.LazyFrame] | None = None,
 
 def resampling_of(cfg: Config) -> Resampling | None:
     """The interval settings of a run: the config's ``uncertainty:``, turned on with its
-    defaults when a gate decides with a confidence; the levels those gates need."""
+    defaults when a gate decides with a confidence or the report stores the replicates; the
+    levels those gates need."""
     confidences = {c for m in cfg.metrics for c in (m.confidence, m.require_confidence)
                    if c is not None}
     confidences |= {c for m in cfg.metrics for g in (m.segments or {}).values()
                     for c in (g.confidence, g.require_confidence) if c is not None}
     u = cfg.uncertainty
-    if u is None and not confidences:
+    if u is None and not confidences and not cfg.report_statistics:
         return None
     u = u or Uncertainty()
     extra = tuple(sorted({gate_level(c) for c in confidences} - {u.level}))
@@ -185,6 +186,9 @@ def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
         uncertainty=uncertainty,
         material=material,
     )
+    if cfg.report_statistics:
+        assert material is not None  # (statistics turn the intervals on)
+        result.statistics = material.stored([m.value for m in metrics])
     added = task.finish(extra, asks)
     result.alignment.extra.update(added.alignment)
     result.per_query = added.per_query

@@ -452,6 +452,28 @@ class Material:
     stats: Mapping[str, Stat]
     groups: dict[str, pl.DataFrame]
     ctx: Context
+    drawn: Groups | None = None
+    """The run's own weights and each metric's values under them (see :meth:`stored`)."""
+    values: np.ndarray | None = None
+    binned: bool = False
+
+    def stored(self, point: Sequence[float | None]) -> dict[str, Any]:
+        """The overall values' replicates for a report (``report: {statistics: true}``), so
+        that a later run on the same truth, with the same seed, pairs with them by unit: the
+        settings, the groups drawn from, and per metric id the replicate values (shifted by
+        the binning error when tables were binned), to 9 significant digits."""
+        rs = self.plan.resampling
+        assert rs is not None and self.drawn is not None and self.values is not None
+        r = self.drawn.replicates
+        out: dict[str, list[float | None]] = {}
+        for j, (pm, v) in enumerate(zip(self.plan.metrics, point, strict=True)):
+            col = self.values[:r, j]
+            if self.binned and v is not None and not math.isnan(self.values[r, j]):
+                col = col + (v - self.values[r, j])
+            out[pm.id] = [None if x != x else float(f"{x:.9g}") for x in col]
+        return {"seed": rs.seed, "replicates": r, "unit": rs.unit, "scheme": "multinomial",
+                "groups": rs.groups, "present": [int(i) for i in self.drawn.ids],
+                "values": out}
 
     def present(self) -> list[int]:
         """The ids of the groups holding some unit."""
@@ -485,6 +507,7 @@ def estimate(plan: Plan, a: Aligned, stats: Mapping[str, Stat],
     gr = draw(material.present(), rs)
     rep_stats, binned = replicate_statistics(stats, material.groups, gr, rs.stats)
     rep = _replicate_values(plan, rep_stats, ctx)
+    material.drawn, material.values, material.binned = gr, rep, binned
     resampled = [all(rep_stats[0].get(st.key) is not None
                      for st in pm.metric.stats(pm.params, ctx)) for pm in plan.metrics]
     intervals_for(plan, overall[0], overall[1], rep, gr, binned, natural, ctx, unweighted,
