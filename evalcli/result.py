@@ -145,13 +145,21 @@ class ChangeGate(BaseModel):
         None, description="fail unless the metric gets better by at least this (absolute)")
     min_relative_improvement: float | None = Field(
         None, description="fail unless it gets better by at least this fraction of the baseline")
+    confidence: float | None = Field(
+        None, gt=0, lt=1, description="fail only when the change is significantly beyond the "
+        "bound: its one-sided interval at this confidence lies wholly beyond it (needs "
+        "intervals in both reports)")
+    require_confidence: float | None = Field(
+        None, gt=0, lt=1, description="pass only when the change is significantly within the "
+        "bound (non-inferiority for max_drop; needs intervals in both reports)")
 
     @classmethod
     def of(cls, m: ChangeGate | Mapping[str, Any]) -> ChangeGate:
         """The gate's bounds alone, from a mapping or from a model holding them (the config's
         ``baseline:``, whose other keys are not a gate's); numbers as floats."""
-        get = m.get if isinstance(m, Mapping) else (lambda k: getattr(m, k))
-        return cls(**{k: (float(v) if (v := get(k)) is not None else None) for k in GATE_KEYS})
+        get = m.get if isinstance(m, Mapping) else (lambda k: getattr(m, k, None))
+        return cls(**{k: (float(v) if (v := get(k)) is not None else None)
+                      for k in (*GATE_KEYS, "confidence", "require_confidence")})
 
     @property
     def active(self) -> bool:
@@ -176,15 +184,22 @@ class ChangeGate(BaseModel):
             parts.append(f"improvement >= {self.min_improvement:g}")
         if self.min_relative_improvement is not None:
             parts.append(f"relative improvement >= {100 * self.min_relative_improvement:g}%")
-        return " and ".join(parts)
+        said = " and ".join(parts)
+        if self.confidence is not None:
+            said += f" (fail only if significant at {self.confidence:g})"
+        if self.require_confidence is not None:
+            said += f" (pass only if shown at {self.require_confidence:g})"
+        return said
 
     @property
     def relative(self) -> bool:
         """Whether every bound the gate sets is relative (of the baseline value)."""
-        return self.active and all("relative" in k for k in self.to_dict())
+        return self.active and all("relative" in k for k in self.to_dict()
+                                   if k in GATE_KEYS)
 
     def to_dict(self) -> dict[str, float]:
-        return {k: v for k in GATE_KEYS if (v := getattr(self, k)) is not None}
+        return {k: v for k in (*GATE_KEYS, "confidence", "require_confidence")
+                if (v := getattr(self, k)) is not None}
 
 
 @dataclass
@@ -272,6 +287,15 @@ class Delta:
     gate: ChangeGate | None = None
     passed: bool | None = None
     failure: str | None = None
+    ci: CI | None = None
+    """The change's confidence interval (candidate − baseline), when the reports carry
+    intervals: paired by unit when both store their replicates (``statistics``), else
+    unpaired (said in ``ci.note``)."""
+    p_value: float | None = None
+    test: str | None = None
+    spread: Any = field(default=None, repr=False, compare=False)
+    """What gives the change's interval at any level: the paired replicate differences (a
+    NumPy array) or the unpaired standard error (a float). Not in the reports."""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -279,6 +303,10 @@ class Delta:
             "baseline": self.baseline, "candidate": self.candidate, "delta": self.delta,
             "relative": self.relative, "change": self.change,
         }
+        if self.ci is not None:
+            out["ci"] = self.ci.to_dict()
+            out["p_value"] = self.p_value
+            out["test"] = self.test
         if self.segment is not None:
             out["segment"] = self.segment
         if self.gate is not None:

@@ -58,6 +58,14 @@ def diff(
         "--min-relative-improvement", metavar=_GATE, help=_GATE_HELP.format(
             what="Fail unless a metric gets better by at least X times its baseline value"))
     ] = None,
+    confidence: Annotated[float | None, typer.Option(
+        "--confidence", metavar="C", min=0.0, max=1.0, help="Gates fail only when the change "
+        "is significantly beyond their bound at this one-sided confidence (e.g. 0.95); needs "
+        "reports with intervals, paired when both store their replicates.")] = None,
+    require_confidence: Annotated[float | None, typer.Option(
+        "--require-confidence", metavar="C", min=0.0, max=1.0, help="Gates pass only when "
+        "the change is significantly within their bound (non-inferiority for --max-drop).")
+    ] = None,
     format: Annotated[DiffFormat, typer.Option(
         "--format", "-f", metavar="FORMAT", help="What to print on stdout: table, json or "
         "markdown.")] = DiffFormat.table,
@@ -89,7 +97,12 @@ def diff(
                 default[key] = value
             else:
                 per_metric.append((key, id_, value))
-    gates = gates_from_options(default, per_metric)
+    if confidence is not None and require_confidence is not None:
+        from evalcli.errors import ConfigError
+
+        raise ConfigError("give --confidence or --require-confidence, not both")
+    gates = gates_from_options(default, per_metric, confidence=confidence,
+                               require_confidence=require_confidence)
     if output is not None:  # before reading: never over an input, in a writable folder
         _check_output(output, [baseline, candidate])
     d = diff_reports(load_report(baseline), load_report(candidate), gates,

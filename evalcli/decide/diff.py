@@ -173,6 +173,8 @@ def check_change(d: Delta, gate: ChangeGate) -> tuple[bool, str | None]:
         side = "candidate" if d.candidate is None else "baseline"
         what = "missing from" if d.change in ("removed", "new") else "undefined in"
         return False, f"the value is {what} the {side}, so the change cannot be gated"
+    if gate.confidence is not None or gate.require_confidence is not None:
+        return _check_confident(d, gate)
     b, c = d.baseline, d.candidate
     g = 0.0 if d.change == "same" else gain(d.direction, b, c)
     rel = g / abs(b) if b != 0 else None
@@ -199,6 +201,118 @@ def check_change(d: Delta, gate: ChangeGate) -> tuple[bool, str | None]:
     if reasons:
         return False, f"{moved}; " + "; ".join(reasons)
     return True, None
+
+
+def _thresholds(gate: ChangeGate, b: float) -> list[tuple[float, str]]:
+    """The gate as lower bounds on the gain (absolute), each with its wording."""
+    out = []
+    if gate.max_drop is not None:
+        out.append((-gate.max_drop, f"a drop of at most {gate.max_drop:g}"))
+    if gate.max_relative_drop is not None:
+        out.append((-gate.max_relative_drop * abs(b),
+                    f"a relative drop of at most {100 * gate.max_relative_drop:g}%"))
+    if gate.min_improvement is not None:
+        out.append((gate.min_improvement, f"an improvement of at least "
+                    f"{gate.min_improvement:g}"))
+    if gate.min_relative_improvement is not None:
+        out.append((gate.min_relative_improvement * abs(b), f"a relative improvement of at "
+                    f"least {100 * gate.min_relative_improvement:g}%"))
+    return out
+
+
+def change_interval(d: Delta, level: float) -> tuple[float, float] | None:
+    """The change's (candidate − baseline) interval at ``level``, from its spread."""
+    import numpy as np
+
+    from evalcli.uncertainty.intervals import normal_interval
+
+    if d.delta is None or d.spread is None:
+        return None
+    if isinstance(d.spread, float):
+        i = normal_interval(d.delta, d.spread, level)
+        return (i.low, i.high) if i.low is not None and i.high is not None else None
+    r = d.spread[~np.isnan(d.spread)]
+    if r.size < 2:
+        return None
+    lo, hi = np.quantile(r, [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi)
+
+
+def _check_confident(d: Delta, gate: ChangeGate) -> tuple[bool, str | None]:
+    """A change gate deciding with a confidence: ``confidence`` fails only when the gain's
+    one-sided upper bound misses a bound; ``require_confidence`` passes only when its
+    one-sided lower bound meets every bound (non-inferiority, superiority)."""
+    from evalcli.result import gate_level
+
+    assert d.baseline is not None and d.candidate is not None
+    c = gate.confidence if gate.confidence is not None else gate.require_confidence
+    assert c is not None
+    got = change_interval(d, gate_level(c))
+    if got is None:
+        return False, ("the change has no interval (the reports carry no intervals: run both "
+                       "with uncertainty:, or store replicates with report: {statistics: "
+                       "true}), so the gate cannot decide with confidence")
+    lo, hi = got if d.direction == "higher" else (-got[1], -got[0])
+    g = gain(d.direction, d.baseline, d.candidate)
+    said = (f"gain {g:+.4g} ({d.baseline:.6g} → {d.candidate:.6g}), one-sided {c:g} bounds "
+            f"[{lo:+.4g}, {hi:+.4g}]")
+    for t, what in _thresholds(gate, d.baseline):
+        if gate.confidence is not None and hi < t:
+            return False, f"{said}: significantly short of {what}"
+        if gate.require_confidence is not None and lo < t:
+            return False, f"{said}: {what} is not shown at {c:g}"
+    return True, None
+
+
+def add_uncertainty(d: Delta, base: Mapping[str, Any], cand: Mapping[str, Any],
+                    bm: Mapping[str, Any], cm: Mapping[str, Any]) -> None:
+    """The change's interval and p-value when the reports carry intervals: the paired
+    bootstrap when both store their replicates on the same groups (same seed, replicates,
+    unit and groups present), else the normal interval of two independent estimates (said in
+    the note, and why the replicates did not pair)."""
+    import math
+
+    import numpy as np
+
+    from evalcli.result import CI
+    from evalcli.uncertainty.intervals import normal_interval
+    from evalcli.uncertainty.paired import paired_bootstrap_test
+
+    if d.delta is None or d.baseline is None or d.candidate is None:
+        return
+    level = float((cand.get("uncertainty") or base.get("uncertainty") or {}).get("level", 0.95))
+    sb, sc = base.get("statistics"), cand.get("statistics")
+    why = "the reports do not store their replicates (report: {statistics: true})"
+    if isinstance(sb, Mapping) and isinstance(sc, Mapping):
+        keys = ("seed", "replicates", "unit", "scheme", "groups", "present")
+        differ = [k for k in keys if sb.get(k) != sc.get(k)]
+        vb, vc = (sb.get("values") or {}).get(d.id), (sc.get("values") or {}).get(d.id)
+        if not differ and isinstance(vb, list) and isinstance(vc, list) and \
+                len(vb) == len(vc):
+            ra = np.array([np.nan if x is None else x for x in vb], dtype=float)
+            rc = np.array([np.nan if x is None else x for x in vc], dtype=float)
+            res = paired_bootstrap_test(ra, rc, d.baseline, d.candidate, level)
+            if res.interval is not None:
+                i = res.interval
+                d.ci = CI(i.low, i.high, level, "bootstrap-paired", i.std_error, i.mc_error,
+                          i.reason, i.note)
+            d.p_value, d.test, d.spread = res.p_value, "bootstrap-paired", rc - ra
+            return
+        why = ("the stored replicates do not pair: their " + ", ".join(differ) + " differ"
+               if differ else "a report stores no replicates of this metric")
+    se_b, se_c = bm.get("std_error"), cm.get("std_error")
+    if not isinstance(se_b, int | float) or not isinstance(se_c, int | float):
+        return
+    se = math.hypot(float(se_b), float(se_c))
+    i = normal_interval(d.delta, se, level)
+    from scipy import special  # type: ignore[import-untyped]
+
+    p = float(2 * special.ndtr(-abs(d.delta) / se)) if se > 0 else (
+        1.0 if d.delta == 0 else 0.0)
+    d.ci = CI(i.low, i.high, level, "normal-unpaired", se, reason=i.reason,
+              note=f"unpaired: {why}; the interval treats the runs as independent samples, "
+              "wider than a paired one on the same truth")
+    d.p_value, d.test, d.spread = p, "normal-unpaired", se
 
 
 def compare_values(id_: str, metric: str, direction: str, baseline: float | None,
@@ -250,6 +364,8 @@ def diff_reports(base: Mapping[str, Any], cand: Mapping[str, Any], gates: Gates 
                            c.get("value") if c else None)
         if c is None:
             d.change = "removed"
+        else:
+            add_uncertainty(d, base, cand, m, c)
         out.metrics.append(d)
     for id_, m in c_ids.items():
         if id_ not in b_ids:
@@ -295,11 +411,15 @@ def _diff_segments(base: Mapping[str, Any], cand: Mapping[str, Any], out: Diff) 
 
 
 def gates_from_options(default: Mapping[str, float | None],
-                       per_metric: Sequence[tuple[str, str, float]]) -> Gates:
-    """Gates from command-line options: values for all metrics and (key, id, value) triples."""
-    g = Gates(ChangeGate.of(default))
+                       per_metric: Sequence[tuple[str, str, float]], *,
+                       confidence: float | None = None,
+                       require_confidence: float | None = None) -> Gates:
+    """Gates from command-line options: values for all metrics and (key, id, value) triples;
+    a confidence for all of them."""
+    sure = {"confidence": confidence, "require_confidence": require_confidence}
+    g = Gates(ChangeGate.of({**default, **sure}))
     for key, id_, value in per_metric:
-        cur = g.per_metric.setdefault(id_, ChangeGate())
+        cur = g.per_metric.setdefault(id_, ChangeGate.of(sure))
         setattr(cur, key, value)
     return g
 
