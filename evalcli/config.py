@@ -244,6 +244,18 @@ class MetricEntry(Strict):
     require_confidence: Level | None = Field(
         None, description="gate: pass only when the interval at this level lies wholly "
         "within min/max (needs uncertainty)")
+    max_drop: float | None = Field(
+        None, ge=0, description="with several systems: fail when a system is worse than the "
+        "baseline system by more than this (with confidence: significantly so)")
+    max_relative_drop: float | None = Field(
+        None, ge=0, description="with several systems: as max_drop, as a fraction of the "
+        "baseline system's value")
+    min_improvement: float | None = Field(
+        None, description="with several systems: fail unless a system is better than the "
+        "baseline system by at least this")
+    min_relative_improvement: float | None = Field(
+        None, description="with several systems: as min_improvement, as a fraction of the "
+        "baseline system's value")
     segments: dict[str, SegmentGate] | None = Field(
         None, description="gates per segment (needs group_by): {min: 0.8} holds for every "
         "segment; {'region=EU': {min: 0.8}, '*': {min: 0.7}} for a listed segment and the rest"
@@ -484,6 +496,17 @@ class Config(Strict):
                                  "letters, digits, '_', '-' or '.' (at most 64)")
         named = {k: {"path": x} if isinstance(x, str) else x for k, x in p.items()}
         return {**v, "systems": named, "predictions": next(iter(named.values()))}
+
+    @model_validator(mode="after")
+    def _change_gates_need_systems(self) -> Config:
+        keys = ("max_drop", "max_relative_drop", "min_improvement", "min_relative_improvement")
+        for m in self.metrics:
+            if not self.systems and any(getattr(m, k) is not None for k in keys):
+                raise ValueError(f"metric {m.metric}: max_drop, max_relative_drop, "
+                                 "min_improvement and min_relative_improvement compare systems: "
+                                 "give predictions: {name: file, ...}, or gate the change from "
+                                 "an accepted report under baseline:")
+        return self
 
     @model_validator(mode="after")
     def _comparison_needs_systems(self) -> Config:

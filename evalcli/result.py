@@ -154,7 +154,7 @@ class ChangeGate(BaseModel):
         "bound (non-inferiority for max_drop; needs intervals in both reports)")
 
     @classmethod
-    def of(cls, m: ChangeGate | Mapping[str, Any]) -> ChangeGate:
+    def of(cls, m: BaseModel | Mapping[str, Any]) -> ChangeGate:
         """The gate's bounds alone, from a mapping or from a model holding them (the config's
         ``baseline:``, whose other keys are not a gate's); numbers as floats."""
         get = m.get if isinstance(m, Mapping) else (lambda k: getattr(m, k, None))
@@ -372,6 +372,12 @@ class Paired:
     n: int = 0
     """The pairs the test saw (queries for a per-query test, replicates for the bootstrap)."""
     note: str | None = None
+    spread: Any = field(default=None, repr=False, compare=False)
+    """The difference's interval at any level (a function of the level), for change gates
+    with a confidence; not in the reports."""
+    gate: ChangeGate | None = None
+    passed: bool | None = None
+    failure: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -382,6 +388,11 @@ class Paired:
             "significant": self.significant, "change": self.change, "n": self.n}
         if self.note:
             out["note"] = self.note
+        if self.gate is not None:
+            out["gate"] = self.gate.to_dict()
+            out["passed"] = self.passed
+            if self.failure:
+                out["failure"] = self.failure
         return out
 
 

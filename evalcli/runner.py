@@ -29,7 +29,7 @@ from evalcli.io import Source, input_path
 from evalcli.metrics.registry import Registry, get_registry, warn_broken
 from evalcli.metrics.task import Asks
 from evalcli.report.outputs import Targets, check_targets, write_all
-from evalcli.result import InputInfo, RunResult, gate_level
+from evalcli.result import ChangeGate, InputInfo, RunResult, gate_level
 
 if TYPE_CHECKING:
     import polars as pl
@@ -214,7 +214,7 @@ def run_systems(cfg: Config, *, gating: bool = True, curves: bool = False,
     gates applied, then each compared with the baseline system (see
     :mod:`evalcli.decide.systems`). The result is the baseline system's, with every system's
     in ``systems`` and the comparison; a gate that fails for any system fails the run."""
-    from evalcli.decide.systems import compare_systems
+    from evalcli.decide.systems import compare_systems, gate_systems
 
     assert cfg.systems
     say = progress or (lambda _msg: None)
@@ -234,6 +234,11 @@ def run_systems(cfg: Config, *, gating: bool = True, curves: bool = False,
     result.comparison = compare_systems(results, baseline, comp.test, comp.correction,
                                         comp.alpha, u.level, u.seed)
     result.failures = [f"{name}: {f}" for name, r in results.items() for f in r.failures]
+    keys = ("max_drop", "max_relative_drop", "min_improvement", "min_relative_improvement")
+    gates = {m.id: ChangeGate.of(e.model_dump())
+             for e, m in zip(cfg.metrics, result.metrics, strict=False)
+             if any(getattr(e, k) is not None for k in keys)}
+    result.failures += gate_systems(result.comparison, gates)
     result.passed = not result.failures if gating else True
     return result
 

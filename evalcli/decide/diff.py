@@ -228,6 +228,9 @@ def change_interval(d: Delta, level: float) -> tuple[float, float] | None:
 
     if d.delta is None or d.spread is None:
         return None
+    if callable(d.spread):
+        got: tuple[float, float] | None = d.spread(level)
+        return got
     if isinstance(d.spread, float):
         i = normal_interval(d.delta, d.spread, level)
         return (i.low, i.high) if i.low is not None and i.high is not None else None

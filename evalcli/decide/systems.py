@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from evalcli.result import CI, Comparison, MetricResult, Paired, RunResult
+from evalcli.result import CI, ChangeGate, Comparison, MetricResult, Paired, RunResult
 
 PER_QUERY_TESTS = {"t": "paired-t", "wilcoxon": "wilcoxon", "sign_flip": "sign-flip"}
 
@@ -115,6 +115,12 @@ def _one(name: str, j: int, mb: MetricResult, ms: MetricResult, base: RunResult,
             interval = res_t.interval
         else:
             interval = res.interval
+
+        def at(lv: float, a: np.ndarray = a, b: np.ndarray = b) -> tuple[float, float] | None:
+            i = paired.paired_t_test(a, b, lv).interval
+            return None if i is None or i.low is None or i.high is None else (i.low, i.high)
+
+        out.spread = at
         out.test, out.p_value, out.n = res.test, res.p_value, res.n
         out.ci = _ci(interval)
         if res.p_value is None and res.reason:
@@ -136,7 +142,37 @@ def _one(name: str, j: int, mb: MetricResult, ms: MetricResult, base: RunResult,
         xb = xb + (ms.value - rb[n_rep, j])
     res = paired.paired_bootstrap_test(xa, xb, mb.value, ms.value, level)
     out.test, out.p_value, out.n = res.test, res.p_value, res.n
+    diffs = (xb - xa)[~np.isnan(xb - xa)]
+
+    def within(lv: float) -> tuple[float, float] | None:
+        if diffs.size < 2:
+            return None
+        lo, hi = np.quantile(diffs, [(1 - lv) / 2, (1 + lv) / 2])
+        return float(lo), float(hi)
+
+    out.spread = within
     out.ci = _ci(res.interval)
     if res.p_value is None:
         out.note = res.reason
     return out
+
+
+def gate_systems(comparison: Comparison, gates: Mapping[str, ChangeGate]) -> list[str]:
+    """Apply change gates (by metric id) to every system's difference from the baseline
+    system, as a baseline report's change gates apply (:func:`evalcli.decide.diff.check_change`);
+    the failure messages."""
+    from evalcli.decide.diff import check_change, compare_values
+
+    failures = []
+    for row in comparison.rows:
+        gate = gates.get(row.id)
+        if gate is None:
+            continue
+        d = compare_values(row.id, row.id, row.direction, row.baseline_value, row.value)
+        d.spread = row.spread
+        row.gate = gate
+        row.passed, row.failure = check_change(d, gate)
+        if not row.passed:
+            failures.append(f"{row.system} vs {comparison.baseline}: {row.id}: {row.failure} "
+                            f"(gate {gate.describe()})")
+    return failures
