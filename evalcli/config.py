@@ -480,16 +480,16 @@ class Config(Strict):
         if not isinstance(v, dict):
             return v
         p = v.get("predictions")
-        if not isinstance(p, dict) or "path" in p or not p:
-            return v
+        fields = list(InputSpec.model_fields)
+        if not isinstance(p, dict) or len(p) < 2 or any(
+                not isinstance(k, str) or difflib.get_close_matches(k, fields, 1, 0.75)
+                for k in p):
+            return v  # one file's settings (a misspelt key among them is reported as such)
         if not all(isinstance(x, str) or (isinstance(x, dict) and "path" in x)
                    for x in p.values()):
             return v
         if "systems" in v:
             raise ValueError("give the systems under predictions: {name: file, ...} only")
-        if len(p) < 2:
-            raise ValueError("predictions: name at least two systems to compare, or give one "
-                             "file as predictions: FILE")
         for name in p:
             if not isinstance(name, str) or not SYSTEM_NAME.match(name):
                 raise ValueError(f"predictions: system name {clip(repr(name), 60)} must be "

@@ -39,7 +39,7 @@ EPILOG = examples(
     "evalcli compare preds.csv --task regression --label price",
     "python score.py | evalcli compare - truth.parquet",
     "evalcli compare old.parquet truth.csv --vs new.parquet",
-    "evalcli compare bm25.trec qrels.txt --vs dense.trec --vs hybrid.trec -m ndcg@10",
+    "evalcli compare bm25.trec qrels.txt --vs dense.trec --vs hybrid.trec",
 )
 
 

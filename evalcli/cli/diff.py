@@ -61,11 +61,12 @@ def diff(
     confidence: Annotated[float | None, typer.Option(
         "--confidence", metavar="C", min=0.0, max=1.0, help="Gates fail only when the change "
         "is significantly beyond their bound at this one-sided confidence (e.g. 0.95); needs "
-        "reports with intervals, paired when both store their replicates.")] = None,
+        "reports with intervals, paired when both store their replicates.",
+        rich_help_panel="Confidence")] = None,
     require_confidence: Annotated[float | None, typer.Option(
         "--require-confidence", metavar="C", min=0.0, max=1.0, help="Gates pass only when "
-        "the change is significantly within their bound (non-inferiority for --max-drop).")
-    ] = None,
+        "the change is significantly within their bound (non-inferiority for --max-drop).",
+        rich_help_panel="Confidence")] = None,
     format: Annotated[DiffFormat, typer.Option(
         "--format", "-f", metavar="FORMAT", help="What to print on stdout: table, json or "
         "markdown.")] = DiffFormat.table,
