@@ -6,6 +6,7 @@
     python benchmarks/run.py --families binary --sizes 1e7 --repeats 7
     python benchmarks/run.py --streaming    # adds the 10^8-row case beyond memory (disk!)
     python benchmarks/run.py --spark --families binary --sizes 1e7 --no-align  # + engine spark
+    python benchmarks/run.py --ci --families binary --sizes 1e5 --no-align  # + intervals' cost
 
 Every measurement is a fresh process (``/usr/bin/time`` style: wall clock around the process,
 peak resident memory from ``wait4``), repeated ``--repeats`` times (at least 5), interleaved
@@ -432,6 +433,90 @@ def spark_rows(quick: bool, repeats: int) -> dict[str, Any]:
     return out
 
 
+def uncertainty_rows(quick: bool, repeats: int, spark: bool) -> dict[str, Any]:
+    """Issue 13's cost of intervals: for binary (10^7 rows; --quick 10^5) and ranking (10^5
+    queries x 100; --quick 10^3), the plain run, the same run with 1,000-replicate intervals
+    on every metric (``--ci --ci-method bootstrap``: every metric resampled, the dearest
+    case), and a two-system paired comparison (the second system's scores perturbed); the
+    median of interleaved fresh processes. Then the same intervals from the streaming engine
+    (and Spark with ``--spark``) on the smaller case, compared bound for bound."""
+    import polars as pl
+
+    out: dict[str, Any] = {}
+    for family, size in (("binary", 10**5 if quick else 10**7),
+                         ("ranking", 10**3 if quick else 10**5)):
+        folder = generate.generate(family, size, ("parquet", "csv"))
+        config = folder / "config-parquet.yaml"
+        second = folder / "predictions-b.parquet"
+        if not second.exists():
+            df = pl.read_parquet(folder / "predictions.parquet")
+            noise = (pl.int_range(pl.len()).hash(7) % 1000).cast(pl.Float64) / 1000.0 - 0.5
+            df.with_columns((pl.col("score") + 0.2 * noise).clip(0.0, 1.0).alias("score")
+                            ).write_parquet(second)
+        text = config.read_text()
+        pred_line = next(ln for ln in text.splitlines() if ln.startswith("predictions:"))
+        systems = folder / "config-systems.yaml"
+        systems.write_text(text.replace(
+            pred_line, f"predictions:\n  a: {folder / 'predictions.parquet'}\n"
+            f"  b: {second}") + "\nuncertainty: {method: bootstrap}\n")
+        cmds = {
+            "plain": [EVALCLI, "run", str(config), "--format", "json", "--no-gate"],
+            "ci": [EVALCLI, "run", str(config), "--format", "json", "--no-gate", "--ci",
+                   "--ci-method", "bootstrap"],
+            "two systems": [EVALCLI, "run", str(systems), "--format", "json", "--no-gate"],
+        }
+        say(f"\n== intervals: {family} {size:,}")
+        try:
+            for cmd in cmds.values():
+                run_proc(cmd)  # warm-up
+            times: dict[str, list[Proc]] = {k: [] for k in cmds}
+            for r in range(repeats):
+                for k in list(cmds)[r % 3:] + list(cmds)[:r % 3]:
+                    times[k].append(run_proc(cmds[k]))
+                say(f"   round {r + 1}/{repeats}: " + "  ".join(
+                    f"{k} {v[-1].wall:.2f}s" for k, v in times.items()))
+            med = {k: statistics.median(p.wall for p in v) for k, v in times.items()}
+            rss = {k: statistics.median(p.rss_mb for p in v) for k, v in times.items()}
+            out[f"{family} {size:,}"] = {"wall": med, "rss_mb": rss,
+                                         "ci_ratio": med["ci"] / med["plain"],
+                                         "systems_ratio": med["two systems"] / med["plain"]}
+        except ChildFailed as exc:
+            out[f"{family} {size:,}"] = {"error": str(exc)}
+    # the same intervals on every engine
+    folder = generate.generate("binary", 10**5, ("parquet", "csv"))
+    base = [EVALCLI, "run", str(folder / "config-parquet.yaml"), "--format", "json",
+            "--no-gate", "--ci", "--ci-method", "bootstrap"]
+    engines = ["polars", "streaming"] + (["spark"] if spark else [])
+    bounds = {}
+    for e in engines:
+        try:
+            report = json.loads(run_proc([*base, "--engine", e]).stdout)
+            bounds[e] = [(m["id"], m["ci"]["low"], m["ci"]["high"]) for m in report["metrics"]]
+        except ChildFailed as exc:
+            bounds[e] = [("error", str(exc), None)]
+    out["engines"] = {e: b == bounds["polars"] for e, b in bounds.items()}
+    return out
+
+
+def uncertainty_table(rows: dict[str, Any]) -> list[str]:
+    lines = ["", "| intervals (1,000 replicates, every metric bootstrapped) | plain s | "
+             "with intervals s | ratio | two systems paired s | ratio |",
+             "|---|---|---|---|---|---|"]
+    for name, row in rows.items():
+        if name == "engines":
+            continue
+        if "error" in row:
+            lines.append(f"| {name} | failed: {row['error'].splitlines()[0][:80]} | | | | |")
+            continue
+        w = row["wall"]
+        lines.append(f"| {name} | {w['plain']:.2f} | {w['ci']:.2f} | {row['ci_ratio']:.2f}x | "
+                     f"{w['two systems']:.2f} | {row['systems_ratio']:.2f}x |")
+    same = rows.get("engines", {})
+    lines.append("same intervals as the in-memory engine (binary 10^5, seed 0): " + ", ".join(
+        f"{e} {'yes' if ok else 'NO'}" for e, ok in same.items() if e != "polars"))
+    return lines
+
+
 def _spark_config(text: str) -> str:
     """The config on engine: spark, without the metrics that run in-process only."""
     import yaml
@@ -605,6 +690,9 @@ def main(argv: list[str] | None = None) -> int:
                     "for the 10^7-row binary and 10^5-query ranking sets (needs the spark "
                     "extra and Java 17+)")
     ap.add_argument("--spark-repeats", type=int, default=3, help="timed Spark runs per case")
+    ap.add_argument("--ci", action="store_true", help="add the cost of confidence intervals "
+                    "and of a two-system paired comparison (binary 10^7 rows, ranking 10^5 "
+                    "queries; --quick: 10^5 and 10^3) and the engines' equal intervals")
     args = ap.parse_args(argv)
     load_start = load()
     if args.repeats < 5:
@@ -657,6 +745,7 @@ def main(argv: list[str] | None = None) -> int:
         beyond = section(streaming, rows, max(2, rows // 5_000_000), args.keep)
 
     sparked = spark_rows(args.quick, args.spark_repeats) if args.spark else None
+    intervals = uncertainty_rows(args.quick, args.repeats, args.spark) if args.ci else None
 
     info = machine()
     report = [
@@ -700,6 +789,8 @@ def main(argv: list[str] | None = None) -> int:
                 report.append(f"| {k} | failed: {v['error'].splitlines()[-1][:80]} | | | | |")
     if sparked:
         report += spark_table(sparked)
+    if intervals:
+        report += uncertainty_table(intervals)
     checks = targets(results, start, mem)
     if checks:
         report += ["", "Targets:"] + [f"  {c}" for c in checks]
@@ -711,7 +802,8 @@ def main(argv: list[str] | None = None) -> int:
     (RESULTS / "latest.json").write_text(json.dumps({
         "machine": info, "argv": argv if argv is not None else sys.argv[1:],
         "cases": [r.as_json() for r in results], "startup": start, "memory": mem,
-        "alignment": align, "streaming": beyond, "spark": sparked, "targets": checks,
+        "alignment": align, "streaming": beyond, "spark": sparked, "intervals": intervals,
+        "targets": checks,
         "load_end": load(),
     }, indent=1, default=str))
     (RESULTS / "latest.md").write_text("\n".join(report) + "\n")

@@ -300,14 +300,15 @@ def _frame_replicates(fs: FrameStat, df: pl.DataFrame, gr: Groups, weights: np.n
             flat[c].cast(pl.Float64).to_numpy(), nan=0.0), minlength=gr.ids.size * size)
         stacked[:, :, j] = weights @ x.reshape(gr.ids.size, size)
     keep = (stacked != 0).any(axis=-1) if vals else np.ones((n, size), dtype=bool)
-    key_cols = {c: keys[c] for c in keys.columns}
-    out: list[pl.DataFrame | None] = []
-    for i in range(n):  # eager constructors only: a lazy query per replicate costs 0.1 ms
-        rows = np.flatnonzero(keep[i])
-        columns = {c: key_cols[c].gather(rows) for c in by}
-        columns.update({c: pl.Series(c, stacked[i, rows, j]) for j, c in enumerate(vals)})
-        out.append(pl.DataFrame([columns[c] for c in flat.columns if c != GROUP]))
-    return out, binned
+    # every weighting's rows in one frame (weighting after weighting), each weighting's
+    # table a zero-copy slice of it: a frame per weighting would cost 0.1 ms each
+    rep_idx, k_idx = np.nonzero(keep)
+    columns = {c: keys[c].gather(k_idx) for c in by}
+    columns.update({c: pl.Series(c, stacked[rep_idx, k_idx, j]) for j, c in enumerate(vals)})
+    big = pl.DataFrame([columns[c] for c in flat.columns if c != GROUP])
+    counts = np.bincount(rep_idx, minlength=n)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    return [big.slice(int(a), int(b)) for a, b in zip(starts, counts, strict=True)], binned
 
 
 def replicate_statistics(stats: Mapping[str, Stat], group_parts: Mapping[str, pl.DataFrame],
