@@ -65,8 +65,15 @@ def compare_systems(results: Mapping[str, RunResult], baseline: str, test: str,
     reps: dict[str, tuple[np.ndarray, bool]] = {}
     if rs is not None:
         gr = draw(sorted(ids), rs)
-        reps = {name: r.material.replicates(gr) for name, r in results.items()
-                if r.material is not None}
+        for name, r in results.items():
+            m = r.material
+            if m is None:
+                continue
+            if m.drawn is not None and m.values is not None and \
+                    np.array_equal(m.drawn.ids, gr.ids):
+                reps[name] = (m.values, m.binned)  # its own draw was this one: reuse it
+            else:
+                reps[name] = m.replicates(gr)
     rows: list[Paired] = []
     for name, r in results.items():
         if name == baseline:
