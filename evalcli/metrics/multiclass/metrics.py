@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -34,6 +34,9 @@ from evalcli.metrics.multiclass.stats import (
 from evalcli.metrics.multiclass.task import FAMILY
 
 F64 = pl.Float64
+
+if TYPE_CHECKING:
+    from evalcli.uncertainty.intervals import Interval
 
 
 # --------------------------------------------------------------------------- by-label values
@@ -355,14 +358,27 @@ def _table_metric(name: str, summary: str, formula: str, value: Callable[..., Me
                   params: tuple[Param, ...] = (), direction: str = "higher",
                   aliases: tuple[str, ...] = (), conventions: str = "", peer: str = PEERS,
                   rng: tuple[float | None, float | None] = (0.0, 1.0),
-                  default_set: bool = True, example: str = "") -> Metric:
+                  default_set: bool = True, example: str = "",
+                  interval: Callable[..., Interval | None] | None = None) -> Metric:
     return Metric(
         name=name, family=FAMILY, summary=summary, formula=formula,
         direction=direction,  # type: ignore[arg-type]
         needs=(HARD,), stats=_confusion_stats, value=value, params=params,
         conventions=(conventions + " " + COUNTS_NOTE).strip(), peer=peer, aliases=aliases,
-        range=rng, in_default_set=default_set, example=example,
+        range=rng, in_default_set=default_set, example=example, interval=interval,
     )
+
+
+def _accuracy_interval(stats: StatValues, params: Params, level: float, unweighted: bool
+                       ) -> Interval | None:
+    """Wilson's interval of the share of rows predicted right (unweighted; else ``None``:
+    the bootstrap)."""
+    from evalcli.uncertainty.intervals import wilson_interval
+
+    if not unweighted:
+        return None
+    c = counts_of(stats)
+    return wilson_interval(sum(c.tp.values()), c.total, level)
 
 
 METRICS: list[Metric] = [
@@ -392,7 +408,7 @@ METRICS: list[Metric] = [
     ),
     _table_metric(
         "accuracy", "share of rows whose predicted class is the true class",
-        "Σ w·[ŷ = y] / Σ w", _accuracy_value,
+        "Σ w·[ŷ = y] / Σ w", _accuracy_value, interval=_accuracy_interval,
         conventions="Micro-averaged precision and recall over all classes equal accuracy.",
         peer="scikit-learn accuracy_score; Spark MLlib MulticlassMetrics.accuracy",
         example="""
