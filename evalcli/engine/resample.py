@@ -116,8 +116,10 @@ def with_groups(plan: Plan, a: Aligned, lf: pl.LazyFrame, stats: Mapping[str, St
         lf = lf.with_row_index(GROUP)
         cols = [GROUP]
     schema = lf.collect_schema()
+    # rows without a unit value (a null user id) are one unit together: the group numbered
+    # ``groups``, past the hashed ones
     return lf.with_columns(units_group([(pl.col(c), schema[c]) for c in cols], rs.groups,
-                                       rs.seed).alias(GROUP))
+                                       rs.seed).fill_null(rs.groups).alias(GROUP))
 
 
 def unit_split_query(plan: Plan, a: Aligned, lf: pl.LazyFrame, stats: Mapping[str, Stat]
