@@ -481,6 +481,11 @@ class Config(Strict):
             return v
         p = v.get("predictions")
         fields = list(InputSpec.model_fields)
+        if isinstance(p, dict) and len(p) == 1 and "comparison" in v and all(
+                isinstance(k, str) and not difflib.get_close_matches(k, fields, 1, 0.75)
+                for k in p):
+            raise ValueError("predictions: name at least two systems to compare "
+                             "({name: file, name: file}), or drop comparison:")
         if not isinstance(p, dict) or len(p) < 2 or any(
                 not isinstance(k, str) or difflib.get_close_matches(k, fields, 1, 0.75)
                 for k in p):

@@ -1,0 +1,323 @@
+"""Several systems on one truth (issue 13 §2) and changes with intervals (§3).
+
+References: scipy.stats.ttest_rel and ranx's ``compare`` (Student's paired t-test) on the same
+per-query values; statsmodels' ``multipletests`` for the correction; a paired bootstrap written
+here from the stored replicates; the decisions of confident change gates on hand-made
+intervals.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+
+from evalcli.decide.diff import check_change, compare_values
+from evalcli.result import ChangeGate
+from tests.conftest import CliResult
+
+Cli = Callable[..., CliResult]
+
+
+def user_error(r: CliResult, *patterns: str) -> None:
+    assert r.exit_code == 2, (r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr
+    flat = " ".join(r.stderr.split())
+    for p in patterns:
+        assert re.search(p, flat), f"{p!r} not in {flat!r}"
+
+
+@pytest.fixture
+def ranking(tmp_path: Path) -> dict[str, Path]:
+    """A truth of 80 queries and two systems: b is a noisier copy of a."""
+    rng = np.random.default_rng(3)
+    q, items = 80, 20
+    truth = pl.DataFrame({
+        "query": np.repeat([f"q{i}" for i in range(q)], items),
+        "item": np.tile([f"d{j}" for j in range(items)], q),
+        "relevance": rng.integers(0, 3, q * items),
+    })
+    signal = truth["relevance"].to_numpy().astype(float)
+    a = truth.select("query", "item").with_columns(
+        score=pl.Series(signal + rng.normal(0, 1.0, q * items)))
+    b = truth.select("query", "item").with_columns(
+        score=pl.Series(signal + rng.normal(0, 2.5, q * items)))
+    out = {"truth": tmp_path / "truth.parquet", "a": tmp_path / "a.parquet",
+           "b": tmp_path / "b.parquet"}
+    truth.write_parquet(out["truth"])
+    a.write_parquet(out["a"])
+    b.write_parquet(out["b"])
+    return out
+
+
+@pytest.fixture
+def binary(tmp_path: Path) -> dict[str, Path]:
+    rng = np.random.default_rng(5)
+    n = 600
+    y = rng.integers(0, 2, n)
+    truth = pl.DataFrame({"id": range(n), "label": y})
+    a = pl.DataFrame({"id": range(n), "score": np.clip(0.5 * y + rng.uniform(0, 0.5, n), 0, 1)})
+    b = pl.DataFrame({"id": range(n), "score": np.clip(0.25 * y + rng.uniform(0, 0.75, n), 0, 1)})
+    out = {"truth": tmp_path / "truth.csv", "a": tmp_path / "a.csv", "b": tmp_path / "b.csv"}
+    truth.write_csv(out["truth"])
+    a.write_csv(out["a"])
+    b.write_csv(out["b"])
+    return out
+
+
+def run_json(cli: Cli, config: Path, *args: str) -> dict[str, Any]:
+    r = cli("run", str(config), "--format", "json", *args)
+    assert r.exit_code in (0, 1), r.stderr
+    return json.loads(r.stdout)  # type: ignore[no-any-return]
+
+
+def write_config(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+# --------------------------------------------------------------------------- ranking: paired t
+
+def test_ranking_paired_t_equals_scipy_and_ranx(cli: Cli, ranking: dict[str, Path],
+                                                tmp_path: Path) -> None:
+    import ranx
+
+    cfg = write_config(tmp_path / "c.yaml", f"""
+task: ranking
+predictions: {{a: {ranking['a']}, b: {ranking['b']}}}
+truth: {ranking['truth']}
+metrics: [ndcg@10, precision@5]
+comparison: {{baseline: a, correction: holm}}
+""")
+    rep = run_json(cli, cfg)
+    rows = {r["id"]: r for r in rep["comparison"]["results"]}
+    # per-query values of each system, evaluated alone
+    per = {}
+    for name in ("a", "b"):
+        one = write_config(tmp_path / f"{name}.yaml", f"""
+task: ranking
+predictions: {ranking[name]}
+truth: {ranking['truth']}
+metrics: [ndcg@10, precision@5]
+""")
+        out = tmp_path / f"{name}-pq.parquet"
+        assert cli("run", str(one), "--per-query", str(out), "-f", "none").exit_code == 0
+        per[name] = pl.read_parquet(out).sort("query")
+    raw = []
+    for id_ in ("ndcg@10", "precision@5"):
+        a, b = per["a"][id_].to_numpy(), per["b"][id_].to_numpy()
+        ref = stats.ttest_rel(b, a)
+        assert rows[id_]["test"] == "paired-t"
+        assert rows[id_]["p_value"] == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-15)
+        assert rows[id_]["delta"] == pytest.approx(float(np.mean(b - a)), abs=1e-12)
+        ci = stats.t.interval(0.95, len(a) - 1, loc=np.mean(b - a),
+                              scale=stats.sem(b - a))
+        assert rows[id_]["ci"]["low"] == pytest.approx(ci[0], abs=1e-12)
+        assert rows[id_]["ci"]["high"] == pytest.approx(ci[1], abs=1e-12)
+        assert rows[id_]["n"] == 80
+        raw.append(ref.pvalue)
+    holm = multipletests(raw, method="holm")[1]
+    assert [rows[i]["adjusted_p_value"] for i in ("ndcg@10", "precision@5")] == \
+        pytest.approx(list(holm), rel=1e-12)
+    # ranx's compare with Student's t on the same runs and qrels
+    t = pl.read_parquet(ranking["truth"])
+    qrels = ranx.Qrels({q: {d: int(r) for d, r in zip(g["item"], g["relevance"], strict=True)}
+                        for (q,), g in t.group_by("query")})
+    runs = []
+    for name in ("a", "b"):
+        p = pl.read_parquet(ranking[name])
+        runs.append(ranx.Run({q: {d: float(s) for d, s in zip(g["item"], g["score"],
+                                                               strict=True)}
+                              for (q,), g in p.group_by("query")}, name=name))
+    report = ranx.compare(qrels, runs, metrics=["ndcg@10", "precision@5"], stat_test="student")
+    for id_ in ("ndcg@10", "precision@5"):
+        assert rep["systems"]["b"]["metrics"][0 if id_ == "ndcg@10" else 1]["value"] == \
+            pytest.approx(report.results["b"][id_], abs=1e-12)
+        assert rows[id_]["p_value"] == pytest.approx(
+            report.comparisons[("a", "b")][id_]["p_value"], rel=1e-9)
+
+
+def test_ranking_sign_flip_and_wilcoxon(cli: Cli, ranking: dict[str, Path],
+                                        tmp_path: Path) -> None:
+    for test, name in (("sign_flip", "sign-flip"), ("wilcoxon", "wilcoxon")):
+        cfg = write_config(tmp_path / f"{test}.yaml", f"""
+task: ranking
+predictions: {{a: {ranking['a']}, b: {ranking['b']}}}
+truth: {ranking['truth']}
+metrics: [ndcg@10]
+comparison: {{test: {test}}}
+""")
+        row = run_json(cli, cfg)["comparison"]["results"][0]
+        assert row["test"].startswith(name)
+        assert 0 < row["p_value"] < 0.05  # b is much noisier: ndcg@10 drops clearly
+        assert row["change"] == "worse"
+
+
+# --------------------------------------------------------------------------- binary: bootstrap
+
+def test_binary_paired_bootstrap(cli: Cli, binary: dict[str, Path], tmp_path: Path) -> None:
+    cfg = write_config(tmp_path / "c.yaml", f"""
+task: binary
+predictions: {{a: {binary['a']}, b: {binary['b']}, same: {binary['a']}}}
+truth: {binary['truth']}
+metrics: [auroc, log_loss, accuracy]
+""")
+    rep = run_json(cli, cfg)
+    assert list(rep["systems"]) == ["a", "b", "same"]
+    rows = {(r["system"], r["id"]): r for r in rep["comparison"]["results"]}
+    for id_ in ("auroc", "log_loss", "accuracy"):
+        s = rows[("same", id_)]
+        assert s["delta"] == 0.0 and s["p_value"] == 1.0 and s["change"] == \
+            "no significant change"
+        assert s["ci"]["low"] == 0.0 and s["ci"]["high"] == 0.0
+        d = rows[("b", id_)]
+        assert d["test"] == "bootstrap-paired" and d["n"] == 1000
+        assert d["ci"]["low"] <= d["delta"] <= d["ci"]["high"]
+    assert rows[("b", "auroc")]["change"] == "worse"
+    assert rows[("b", "log_loss")]["change"] == "worse"  # lower is better: delta > 0
+    assert rows[("b", "log_loss")]["delta"] > 0
+    # the systems' own values are their runs alone
+    alone = run_json(cli, write_config(tmp_path / "b.yaml", f"""
+task: binary
+predictions: {binary['b']}
+truth: {binary['truth']}
+metrics: [auroc, log_loss, accuracy]
+"""))
+    assert [m["value"] for m in rep["systems"]["b"]["metrics"]] == \
+        [m["value"] for m in alone["metrics"]]
+
+
+def test_compare_vs_names_systems_by_file(cli: Cli, binary: dict[str, Path]) -> None:
+    r = cli("compare", str(binary["a"]), str(binary["truth"]), "--vs", str(binary["b"]),
+            "--vs", str(binary["a"]), "-m", "auroc", "-f", "json")
+    assert r.exit_code == 0, r.stderr
+    rep = json.loads(r.stdout)
+    assert list(rep["systems"]) == ["a", "b", "a_2"]
+    assert rep["comparison"]["baseline"] == "a"
+    assert {x["system"] for x in rep["comparison"]["results"]} == {"b", "a_2"}
+
+
+def test_system_change_gates(cli: Cli, binary: dict[str, Path], tmp_path: Path) -> None:
+    base = f"""
+task: binary
+predictions: {{a: {binary['a']}, b: {binary['b']}}}
+truth: {binary['truth']}
+"""
+    fail = write_config(tmp_path / "f.yaml", base + """
+metrics: [{metric: auroc, max_drop: 0.01, confidence: 0.95}]
+""")
+    r = cli("run", str(fail), "-f", "json")
+    assert r.exit_code == 1
+    rep = json.loads(r.stdout)
+    assert rep["passed"] is False and "significantly short" in rep["failures"][0]
+    ok = write_config(tmp_path / "o.yaml", base + """
+metrics: [{metric: auroc, max_drop: 0.5, require_confidence: 0.95}]
+""")
+    assert cli("run", str(ok), "-f", "none").exit_code == 0
+
+
+@pytest.mark.parametrize(("text", "pattern"), [
+    ("predictions: {a: x.csv}\ncomparison: {baseline: a}\n", "name at least two systems"),
+    ("predictions: {a: x.csv, b: y.csv}\ncomparison: {baseline: c}\n",
+     "baseline 'c' is not one of the systems"),
+    ("predictions: x.csv\nmetrics: [{metric: auroc, max_drop: 0.01}]\n", "compare systems"),
+    ("predictions: {'a b': x.csv, b: y.csv}\n", "system name"),
+    ("predictions: {pth: p.csv}\n", "unknown key 'predictions.pth'"),
+])
+def test_system_config_errors(cli: Cli, tmp_path: Path, text: str, pattern: str) -> None:
+    cfg = write_config(tmp_path / "c.yaml", "task: binary\ntruth: t.csv\n" + text)
+    user_error(cli("run", str(cfg)), pattern)
+
+
+# --------------------------------------------------------------------------- stored replicates
+
+def test_stored_replicates_pair_in_diff(cli: Cli, binary: dict[str, Path],
+                                        tmp_path: Path) -> None:
+    reports = {}
+    for name in ("a", "b"):
+        cfg = write_config(tmp_path / f"{name}.yaml", f"""
+task: binary
+predictions: {binary[name]}
+truth: {binary['truth']}
+metrics: [auroc, log_loss]
+report: {{files: [{name}.json], statistics: true}}
+""")
+        assert cli("run", str(cfg), "-f", "none").exit_code == 0
+        reports[name] = json.loads((tmp_path / f"{name}.json").read_text())
+    sa, sb = reports["a"]["statistics"], reports["b"]["statistics"]
+    assert sa["present"] == sb["present"] and len(sa["values"]["auroc"]) == 1000
+    r = cli("diff", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "-f", "json",
+            "--max-drop", "0.01", "--confidence", "0.95")
+    assert r.exit_code == 1
+    d = {m["id"]: m for m in json.loads(r.stdout)["metrics"]}
+    # the paired bootstrap by hand from the stored replicates
+    diff = np.array(sb["values"]["auroc"]) - np.array(sa["values"]["auroc"])
+    lo, hi = np.quantile(diff, [0.025, 0.975])
+    assert d["auroc"]["test"] == "bootstrap-paired"
+    assert d["auroc"]["ci"]["low"] == pytest.approx(lo, abs=1e-12)
+    assert d["auroc"]["ci"]["high"] == pytest.approx(hi, abs=1e-12)
+    extreme = min((diff <= 0).sum(), (diff >= 0).sum())
+    assert d["auroc"]["p_value"] == pytest.approx(min(1.0, 2 * (1 + extreme) / 1001))
+    # another seed: no pairing, the unpaired interval, said
+    cfg = write_config(tmp_path / "c.yaml", f"""
+task: binary
+predictions: {binary['b']}
+truth: {binary['truth']}
+metrics: [auroc, log_loss]
+uncertainty: {{seed: 7}}
+report: {{files: [c.json], statistics: true}}
+""")
+    assert cli("run", str(cfg), "-f", "none").exit_code == 0
+    r = cli("diff", str(tmp_path / "a.json"), str(tmp_path / "c.json"), "-f", "json")
+    m = json.loads(r.stdout)["metrics"][0]
+    assert m["test"] == "normal-unpaired" and "seed" in m["ci"]["note"]
+    se = np.hypot(reports["a"]["metrics"][0]["std_error"],
+                  json.loads((tmp_path / "c.json").read_text())["metrics"][0]["std_error"])
+    assert m["ci"]["high"] - m["ci"]["low"] == pytest.approx(2 * 1.959963984540054 * se,
+                                                             rel=1e-9)
+
+
+# --------------------------------------------------------------------------- gate decisions
+
+def _delta(b: float, c: float, lo: float, hi: float, direction: str = "higher") -> Any:
+    d = compare_values("m", "m", direction, b, c)
+    d.spread = lambda level: (lo, hi)
+    return d
+
+
+@pytest.mark.parametrize(("lo", "hi", "sure", "passed"), [
+    (-0.05, -0.02, "confidence", False),   # significantly worse than a drop of 0.01
+    (-0.05, 0.00, "confidence", True),     # maybe worse, not significantly
+    (-0.05, 0.00, "require_confidence", False),  # non-inferiority not shown
+    (-0.005, 0.03, "require_confidence", True),  # shown: the drop is at most 0.01
+    (-0.01, 0.03, "require_confidence", True),   # the bound itself is allowed
+])
+def test_confident_change_gate(lo: float, hi: float, sure: str, passed: bool) -> None:
+    gate = ChangeGate(max_drop=0.01, **{sure: 0.95})
+    ok, why = check_change(_delta(0.80, 0.79, lo, hi), gate)
+    assert ok is passed
+    assert (why is None) is passed
+
+
+def test_confident_change_gate_lower_is_better() -> None:
+    # log loss 0.30 -> 0.33: gain -0.03; the change's interval [+0.02, +0.04] is a gain of
+    # [-0.04, -0.02]: significantly worse than a drop of 0.01
+    gate = ChangeGate(max_drop=0.01, confidence=0.95)
+    ok, why = check_change(_delta(0.30, 0.33, 0.02, 0.04, "lower"), gate)
+    assert not ok and "significantly short" in (why or "")
+    ok, _ = check_change(_delta(0.30, 0.33, -0.005, 0.04, "lower"), gate)
+    assert ok
+
+
+def test_confident_change_gate_without_interval_fails() -> None:
+    d = compare_values("m", "m", "higher", 0.8, 0.81)
+    ok, why = check_change(d, ChangeGate(max_drop=0.01, confidence=0.95))
+    assert not ok and "no interval" in (why or "")
