@@ -35,12 +35,23 @@ def validate(
     cfg = load_config(config)
     with on_plugin_file(lambda path: None if quiet else say(f"running plugin code: {path}")):
         prep = prepare(cfg)
+        for name, spec in list((cfg.systems or {}).items())[1:]:  # every other system too
+            prepare(cfg.model_copy(update={"systems": None, "comparison": None,
+                                           "predictions": spec}))
+            if not quiet:
+                say(f"system {name}: {spec.path}: columns checked")
     seg_gates = segment_gates(cfg, [pm.id for pm in prep.plan.metrics])
     a = prep.aligned
     out = stdout()
     out.print(f"[green]✓[/] {escape(str(config))}: task {cfg.task}, "
               f"{len(prep.plan.metrics)} metric(s)"
               + (" (the task's default set)" if prep.plan.defaulted else ""))
+    if cfg.systems:
+        base = cfg.comparison.baseline if cfg.comparison and cfg.comparison.baseline else \
+            next(iter(cfg.systems))
+        out.print(escape(f"  systems     ← {', '.join(cfg.systems)} (compared with {base}; "
+                         "the columns below are the first system's)"))
+
     def rel(path: str) -> str:
         return " and ".join(display_path(p) for p in path.split(" and ")) if path else ""
 
