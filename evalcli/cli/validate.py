@@ -49,8 +49,7 @@ def validate(
     if cfg.systems:
         base = cfg.comparison.baseline if cfg.comparison and cfg.comparison.baseline else \
             next(iter(cfg.systems))
-        out.print(escape(f"  systems     ← {', '.join(cfg.systems)} (compared with {base}; "
-                         "the columns below are the first system's)"))
+        out.print(escape(f"  systems     ← {', '.join(cfg.systems)} (baseline: {base})"))
 
     def rel(path: str) -> str:
         return " and ".join(display_path(p) for p in path.split(" and ")) if path else ""
