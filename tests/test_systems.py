@@ -321,3 +321,36 @@ def test_confident_change_gate_without_interval_fails() -> None:
     d = compare_values("m", "m", "higher", 0.8, 0.81)
     ok, why = check_change(d, ChangeGate(max_drop=0.01, confidence=0.95))
     assert not ok and "no interval" in (why or "")
+
+
+def test_latex_table(cli: Cli, ranking: dict[str, Path], tmp_path: Path) -> None:
+    cfg = write_config(tmp_path / "c.yaml", f"""
+task: ranking
+predictions: {{base_run: {ranking['a']}, noisy: {ranking['b']}}}
+truth: {ranking['truth']}
+metrics: [ndcg@10, precision@5]
+""")
+    out = tmp_path / "t.tex"
+    assert cli("run", str(cfg), "-o", str(out), "-f", "none").exit_code == 0
+    text = out.read_text()
+    lines = text.splitlines()
+    assert lines[0] == r"\begin{tabular}{lrr}" and r"\end{tabular}" in lines
+    assert r"system & ndcg@10 & precision@5 \\" in lines
+    rep = run_json(cli, cfg)
+    best = rep["systems"]["base_run"]["metrics"][0]["value"]
+    assert rf"base\_run (baseline) & \textbf{{{best:.4f}}}" in text
+    # noisy is significantly worse on ndcg@10: the double dagger
+    assert next(ln for ln in lines if ln.startswith("noisy")).split(" & ")[1].endswith(
+        r"$^{\ddagger}$")
+    one = write_config(tmp_path / "one.yaml", f"""
+task: ranking
+predictions: {ranking['a']}
+truth: {ranking['truth']}
+metrics: [ndcg@10]
+uncertainty: {{}}
+""")
+    assert cli("run", str(one), "-o", str(tmp_path / "one.tex"), "-f", "none").exit_code == 0
+    row = (tmp_path / "one.tex").read_text().splitlines()[4]
+    m = run_json(cli, one)["metrics"][0]
+    assert row == (f"ndcg@10 & {m['value']:.4f} & [{m['ci']['low']:.4f}, "
+                   f"{m['ci']['high']:.4f}] \\\\")

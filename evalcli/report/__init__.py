@@ -23,6 +23,7 @@ class ReportFormat(str, Enum):
     markdown = "markdown"
     junit = "junit"
     html = "html"
+    latex = "latex"
 
 
 EXTENSIONS = {
@@ -33,6 +34,7 @@ EXTENSIONS = {
     ".html": ReportFormat.html,
     ".htm": ReportFormat.html,
     ".txt": ReportFormat.table,
+    ".tex": ReportFormat.latex,
 }
 
 
@@ -42,6 +44,7 @@ _RENDERERS = {
     ReportFormat.markdown: ("markdown", "render"),
     ReportFormat.junit: ("junit", "render"),
     ReportFormat.html: ("html", "render"),
+    ReportFormat.latex: ("latex", "render"),
 }
 
 
@@ -71,7 +74,7 @@ def format_for(path: Path) -> ReportFormat:
     if fmt is None:
         raise ConfigError(
             f"cannot tell the report format of {path} from its extension",
-            hint="use .json, .md, .xml (JUnit), .html or .txt",
+            hint="use .json, .md, .xml (JUnit), .html, .tex (LaTeX) or .txt",
         )
     return fmt
 
