@@ -387,7 +387,7 @@ def test_ctrl_c_exits_130_and_changes_no_output(files: Path, tmp_path: Path) -> 
     import numpy as np
     import polars as pl
 
-    n = 3_000_000
+    n = 6_000_000  # about 3 s of work on a quiet 2-core machine: interrupted mid-run
     rng = np.random.default_rng(0)
     pl.DataFrame({"id": np.arange(n), "score": rng.random(n)}).write_csv(tmp_path / "p.csv")
     pl.DataFrame({"id": rng.permutation(n), "label": rng.integers(0, 2, n)}).write_csv(
