@@ -258,14 +258,17 @@ def shared_notes(metrics: list[MetricResult]) -> dict[str, int]:
 
 
 def _notes(m: MetricResult) -> list[str]:
-    return list(dict.fromkeys(metric_notes(m)))
+    return list(dict.fromkeys([*metric_notes(m), *ci_notes(m)]))
 
 
 def _metrics_grid(r: RunResult, numbered: dict[str, int], inline: bool) -> Grid:
     """The metrics, with the notes in ``numbered`` as footnote marks and (``inline``) the
     others written out."""
     gated = any(m.gate is not None for m in r.metrics)
+    ci = ci_header(r.metrics)
     cols = [Col("metric", style="bold"), Col("value", "right")]
+    if ci:
+        cols.append(Col(ci, "right"))
     if gated:
         cols += [Col("gate", wrap=True), Col("status")]
     cols.append(Col("notes", wrap=inline, style="dim"))
@@ -280,11 +283,50 @@ def _metrics_grid(r: RunResult, numbered: dict[str, int], inline: bool) -> Grid:
             n = len(m.details["labels"])
             value = f"{n}×{n} below" if n <= MAX_MATRIX_LABELS else f"{n}×{n}"
         row: list[Cell] = [Text(m.id), value]
+        if ci:
+            row.append(interval_cell(m))
         if gated:
             row += [m.gate.describe() if m.gate else "", _status(m)]
         row.append(Text(text))
         g.add_row(*row)
     return g
+
+
+def ci_header(metrics: Sequence[MetricResult]) -> str:
+    """The interval column's header (``95% CI``), or '' when no metric has an interval."""
+    level = next((m.ci.level for m in metrics if m.ci is not None), None)
+    return "" if level is None else f"{level:.0%} CI"
+
+
+def interval_cell(m: MetricResult) -> Text:
+    """``[0.9011, 0.9240]``; ``—`` when there is none (its reason is among the notes)."""
+    if m.ci is None or not m.ci.defined:
+        return Text("—", style="dim")
+    return Text(f"[{fmt_value(m.ci.low)}, {fmt_value(m.ci.high)}]")
+
+
+def ci_notes(m: MetricResult) -> list[str]:
+    """What a report says about a metric's interval: why there is none, or a note on it."""
+    if m.ci is None:
+        return []
+    if m.ci.reason:
+        return [f"no interval: {m.ci.reason}"]
+    return [f"interval: {m.ci.note}"] if m.ci.note else []
+
+
+def uncertainty_line(r: RunResult) -> Text | None:
+    """How the intervals were computed, in one line: level, methods used, replicates, unit."""
+    u = r.uncertainty
+    if u is None:
+        return None
+    methods = list(dict.fromkeys(m.ci.method for m in r.metrics if m.ci is not None))
+    boot = u.get("replicates") if any(x in ("percentile", "bca") for x in methods) else None
+    unit = u.get("unit", "rows")
+    said = (f"{u.get('level', 0.95):.0%} intervals: {', '.join(methods) or 'none'}"
+            + (f" ({boot:,} replicates over {u.get('groups', 0):,} random groups of "
+               f"{unit if unit == 'rows' else unit + ' values'}, seed {u.get('seed', 0)})"
+               if boot else f" (unit: {unit})"))
+    return Text(said, style="dim")
 
 
 def metrics_view(r: RunResult) -> RenderableType:
@@ -307,11 +349,14 @@ def metrics_view(r: RunResult) -> RenderableType:
 
 
 def title(r: RunResult) -> Text:
-    gated = any(m.gate is not None for m in r.metrics)
+    gated = any(m.gate is not None for m in r.metrics) or bool(r.systems and r.failures)
     verdict = ""
     if gated and r.gating:
         verdict = " — passed" if r.passed else f" — {len(r.failures)} gate(s) failed"
-    return Text(f"evalcli · {r.task}{verdict}")
+    system = ""
+    if r.comparison is not None:
+        system = f" · {r.comparison.baseline} (the baseline system; the others below)"
+    return Text(f"evalcli · {r.task}{system}{verdict}")
 
 
 MAX_MATRIX_LABELS = 20
@@ -617,6 +662,56 @@ def _badness(x: Delta) -> float:
     return -abs(v)
 
 
+# --------------------------------------------------------------------------- systems
+
+def _change_cell(change: str) -> Text:
+    if change == "better":
+        return Text("▲ better", style="green")
+    if change == "worse":
+        return Text("▼ worse", style="bold red")
+    if change == "no significant change":
+        return Text("= n.s.", style="dim")
+    return Text("undefined", style="yellow")
+
+
+def _p(v: float | None) -> str:
+    if v is None:
+        return "—"
+    return f"{v:.1e}" if v < 0.001 else f"{v:.3f}"
+
+
+def _whole(g: Grid) -> Callable[[int], RenderableType]:
+    return lambda width: g.table()
+
+
+def systems_view(r: RunResult) -> RenderableType:
+    """Each system against the baseline system, metric by metric: its value, the change, the
+    change's interval, the adjusted p-value and the verdict (▲ significantly better, ▼ worse,
+    = not significant); the tests and the correction in the header."""
+    comp = r.comparison
+    assert comp is not None
+    names = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg",
+             "none": "no"}
+    tests = ", ".join(dict.fromkeys(row.test for row in comp.rows if row.p_value is not None))
+    items: list[RenderableType] = [Text(
+        f"systems compared with {comp.baseline}: Δ = system − {comp.baseline}; ▲ ▼ "
+        f"significant (adjusted p < {comp.alpha:g}, {names.get(comp.correction)} correction), "
+        f"= n.s. not significant; tests: {tests or 'none'}", style="dim")]
+    for system in dict.fromkeys(row.system for row in comp.rows):
+        g = Grid([Col(f"{system} vs {comp.baseline}", style="bold"), Col("value", "right"),
+                  Col("Δ", "right"), Col(f"{comp.level:.0%} CI of Δ", "right"),
+                  Col("p adj.", "right"), Col("change")], box=boxes.SIMPLE_HEAVY)
+        for row in comp.rows:
+            if row.system != system:
+                continue
+            ci = "—" if row.ci is None or not row.ci.defined else \
+                f"[{format_signed(row.ci.low) or '0'}, {format_signed(row.ci.high) or '0'}]"
+            g.add_row(Text(row.id), fmt_value(row.value), format_signed(row.delta), ci,
+                      _p(row.adjusted), _change_cell(row.change))
+        items.append(Fit(g.fit, g.stacked, last=_whole(g)))
+    return _group(*items)
+
+
 # --------------------------------------------------------------------------- the report
 
 def alignment_text(r: RunResult) -> RenderableType:
@@ -624,7 +719,11 @@ def alignment_text(r: RunResult) -> RenderableType:
 
 
 def renderable(r: RunResult) -> RenderableType:
-    items: list[RenderableType] = [title(r), metrics_view(r), *matrix_views(r)]
+    line = uncertainty_line(r)
+    items: list[RenderableType] = [title(r), *([line] if line else []), metrics_view(r),
+                                   *matrix_views(r)]
+    if r.comparison is not None:
+        items.append(systems_view(r))
     seg = segments_view(r)
     if seg is not None:
         items += [seg, Text("")]
