@@ -92,6 +92,12 @@ def gate_count(r: RunResult) -> int:
     n += sum(m.gate is not None for s in r.segments for m in s.metrics)
     if r.baseline is not None:
         n += len(r.baseline.gated)
+    for name, s in r.systems.items():  # the other systems' own gates
+        if r.comparison is not None and name != r.comparison.baseline:
+            n += sum(m.gate is not None for m in s.metrics)
+            n += sum(m.gate is not None for g in s.segments for m in g.metrics)
+    if r.comparison is not None:
+        n += sum(row.gate is not None for row in r.comparison.rows)
     return n
 
 
@@ -109,18 +115,85 @@ def verdict(r: RunResult) -> str:
     return f"## {FAIL} evalcli · {task} — {len(r.failures)} of {n} gates failed"
 
 
+def _interval(m: MetricResult) -> str:
+    if m.ci is None or not m.ci.defined:
+        return "—"
+    return escape(f"[{fmt(m.ci.low)}, {fmt(m.ci.high)}]")
+
+
+def _ci_notes(m: MetricResult) -> list[str]:
+    if m.ci is None:
+        return []
+    if m.ci.reason:
+        return [f"no interval: {m.ci.reason}"]
+    return [f"interval: {m.ci.note}"] if m.ci.note else []
+
+
+def uncertainty_line(r: RunResult) -> list[str]:
+    """How the intervals were computed (one sentence), when the run has them."""
+    u = r.uncertainty
+    if u is None:
+        return []
+    methods = list(dict.fromkeys(m.ci.method for m in r.metrics if m.ci is not None))
+    boot = any(x in ("percentile", "bca") for x in methods)
+    return [escape(f"{u.get('level', 0.95):.0%} confidence intervals: "
+                   f"{', '.join(methods) or 'none'}"
+                   + (f"; {u.get('replicates', 0):,} bootstrap replicates over "
+                      f"{u.get('groups', 0):,} random groups of units ({u.get('unit')}), "
+                      f"seed {u.get('seed', 0)}" if boot else f"; unit: {u.get('unit')}")
+                   + "."), ""]
+
+
 def metrics_section(r: RunResult) -> list[str]:
     gated = any(m.gate is not None for m in r.metrics)
-    header = ["metric", "value"] + (["gate", "status"] if gated else []) + ["notes"]
+    ci = next((m.ci.level for m in r.metrics if m.ci is not None), None)
+    header = ["metric", "value"] + ([f"{ci:.0%} CI"] if ci is not None else []) + \
+        (["gate", "status"] if gated else []) + ["notes"]
     rows = []
     for m in r.metrics:
-        notes = metric_notes(m)
+        notes = [*metric_notes(m), *_ci_notes(m)]
+        if m.verdict and m.gate is not None and (m.gate.confidence is not None
+                                                 or m.gate.require_confidence is not None):
+            notes.append(m.verdict)
         row = [code(m.id), escape(fmt(m.value))]
+        if ci is not None:
+            row.append(_interval(m))
         if gated:
             row += [escape(m.gate.describe()) if m.gate else "", _status(m)]
         row.append(escape("; ".join(notes)))
         rows.append(row)
-    return table(header, rows, "lr" + ("ll" if gated else "") + "l")
+    return table(header, rows, "lr" + ("r" if ci is not None else "") + ("ll" if gated else "")
+                 + "l")
+
+
+def systems_section(r: RunResult) -> list[str]:
+    """Each system against the baseline system (for a pull request): value, Δ, the interval
+    of Δ, adjusted p and the verdict, with a legend."""
+    comp = r.comparison
+    if comp is None:
+        return []
+    names = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg",
+             "none": "no"}
+    tests = ", ".join(dict.fromkeys(x.test for x in comp.rows if x.p_value is not None))
+    out = ["", f"### Systems compared with {code(comp.baseline)}", "",
+           escape(f"Δ = system − {comp.baseline}. ▲ significantly better, ▼ significantly "
+                  f"worse (adjusted p < {comp.alpha:g}, {names.get(comp.correction)} "
+                  f"correction), = not significant. Tests: {tests or 'none'}."), ""]
+    rows = []
+    marks = {"better": "▲ better", "worse": "▼ worse", "no significant change": "= n.s."}
+    for x in comp.rows:
+        ci = "—" if x.ci is None or not x.ci.defined else \
+            f"[{format_signed(x.ci.low) or '0'}, {format_signed(x.ci.high) or '0'}]"
+        p = "—" if x.adjusted is None else (f"{x.adjusted:.1e}" if x.adjusted < 0.001
+                                            else f"{x.adjusted:.3f}")
+        rows.append([code(x.system), code(x.id), escape(fmt(x.value)),
+                     escape(format_signed(x.delta)), escape(ci), p,
+                     marks.get(x.change, "undefined")
+                     + ("" if x.passed is None else " (gate: pass)" if x.passed
+                        else " (gate: **FAIL**)")])
+    out += table(["system", "metric", "value", "Δ", f"{comp.level:.0%} CI of Δ", "p adj.",
+                  "change"], rows, "llrrrrl")
+    return out
 
 
 def segments_section(r: RunResult) -> list[str]:
@@ -173,20 +246,33 @@ def diff_rows(d: Diff, candidate: str = "candidate") -> list[str]:
     """The table of a diff; the header says the sign convention every output uses:
     Δ = candidate − baseline."""
     gated = bool(d.gated)
-    header = ["metric", "baseline", candidate, f"Δ ({candidate} − baseline)", "Δ%", "change"]
-    header += ["gate", "status"] if gated else []
+    level = next((x.ci.level for x in d.metrics if x.ci is not None), None)
+    header = ["metric", "baseline", candidate, f"Δ ({candidate} − baseline)", "Δ%"]
+    header += [f"{level:.0%} CI of Δ", "p"] if level is not None else []
+    header += ["change"] + (["gate", "status"] if gated else [])
     rows = []
     for x in d.metrics:
         row = [code(x.id), "" if x.change == "new" else escape(fmt(x.baseline)),
                "" if x.change == "removed" else escape(fmt(x.candidate)),
-               escape(_signed(x.delta)), escape(_pct(x.relative)),
-               escape(CHANGE.get(x.change, x.change))]
+               escape(_signed(x.delta)), escape(_pct(x.relative))]
+        if level is not None:
+            ci = "—" if x.ci is None or not x.ci.defined else \
+                f"[{_signed(x.ci.low) or '0'}, {_signed(x.ci.high) or '0'}]"
+            p = "" if x.p_value is None else (f"{x.p_value:.1e}" if x.p_value < 0.001
+                                              else f"{x.p_value:.3f}")
+            row += [escape(ci), p]
+        row.append(escape(CHANGE.get(x.change, x.change)))
         if gated:
             g = x.gate
             row += [escape(g.describe()) if g is not None else "",
                     "" if g is None else (f"{PASS} pass" if x.passed else f"{FAIL} FAIL")]
         rows.append(row)
-    out = table(header, rows, "lrrrrl" + ("ll" if gated else ""))
+    out = table(header, rows, "lrrrr" + ("rr" if level is not None else "") + "l"
+                + ("ll" if gated else ""))
+    unpaired = next((x.ci.note for x in d.metrics if x.ci is not None and x.ci.note
+                     and x.test == "normal-unpaired"), None)
+    if unpaired:
+        out += ["", f"_Intervals {escape(unpaired)}._"]
     segs = d.segments
     if segs:
         worse = sorted((x for x in segs if x.change == "worse"),
@@ -236,7 +322,9 @@ def footer(engine: str | None = None) -> list[str]:
 def render(r: RunResult) -> str:
     """The Markdown report of a run."""
     lines = [verdict(r), ""]
+    lines += uncertainty_line(r)
     lines += metrics_section(r)
+    lines += systems_section(r)
     lines += segments_section(r)
     if r.baseline is not None:
         lines += ["", f"### Compared with the baseline {code(r.baseline.baseline)}", ""]

@@ -575,10 +575,15 @@ def _describe_change(g: ChangeGate | None) -> str:
     return "" if g is None else g.describe()
 
 
-def _diff_grid(d: Diff, gate_column: bool) -> Grid:
+def _diff_grid(d: Diff, gate_column: bool, pct: bool = True) -> Grid:
+    """The deltas; ``pct``: with the relative change (left out when the intervals need the
+    room)."""
     gated = bool(d.gated)
+    level = next((x.ci.level for x in d.metrics if x.ci is not None), None)
     cols = [Col("metric"), Col("baseline", "right"), Col("candidate", "right"),
-            Col("Δ", "right"), Col("Δ %", "right")]
+            Col("Δ", "right")] + ([Col("Δ %", "right")] if pct else [])
+    cols += [Col(f"{level:.0%} CI of Δ", "right"), Col("p", "right")] \
+        if level is not None else []
     cols += [Col("gate", wrap=True)] if gate_column else []
     cols += [Col("status")] if gated else []
     g = Grid(cols, box=boxes.SIMPLE_HEAVY, pad_edge=False)
@@ -589,7 +594,13 @@ def _diff_grid(d: Diff, gate_column: bool) -> Grid:
         row: list[Cell] = [
             Text(x.id), "" if x.change == "new" else fmt_value(x.baseline),
             "" if x.change == "removed" else fmt_value(x.candidate),
-            Text(change, style=style), Text(_pct(x.relative), style=style)]
+            Text(change, style=style)]
+        if pct:
+            row.append(Text(_pct(x.relative), style=style))
+        if level is not None:
+            row += ["—" if x.ci is None or not x.ci.defined else
+                    f"[{format_signed(x.ci.low) or '0'}, {format_signed(x.ci.high) or '0'}]",
+                    "" if x.p_value is None else _p(x.p_value)]
         if gate_column:
             row.append(_describe_change(x.gate))
         if gated:
@@ -623,10 +634,13 @@ def diff_table(d: Diff, title: str | None = None) -> RenderableType:
             verdict += f" (every metric: {_describe_change(next(iter(gates.values())))})"
     head = Text((title or f"{d.candidate} vs {d.baseline}") + verdict)
     legend = Text(DIFF_LEGEND, style="dim")
+    # with intervals, the relative change goes first when the table must get narrower
+    pct = not any(x.ci is not None for x in d.metrics)
     if not gated or common:
-        grid = _diff_grid(d, gate_column=False)
-        return _group(head, legend, Fit(grid.fit, grid.stacked, last=lambda w: grid.table()))
-    wide, narrow = _diff_grid(d, gate_column=True), _diff_grid(d, gate_column=False)
+        grid, lean = _diff_grid(d, gate_column=False), _diff_grid(d, False, pct=pct)
+        return _group(head, legend, Fit(grid.fit, lean.fit, lean.stacked,
+                                        last=lambda w: lean.table()))
+    wide, narrow = _diff_grid(d, gate_column=True), _diff_grid(d, False, pct=pct)
 
     def below(w: int) -> RenderableType | None:
         t = narrow.fit(w)
