@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 
 from evalcli._version import __version__
 from evalcli.report import metric_notes
-from evalcli.result import SCHEMA_VERSION, Diff, MetricResult, RunResult
+from evalcli.result import CI, SCHEMA_VERSION, Comparison, Diff, MetricResult, RunResult
 
 
 def _num(v: float | None) -> str:
@@ -44,12 +44,47 @@ def _metric_case(suite: ET.Element, classname: str, m: MetricResult, where: str,
         return
     gate = m.gate.describe()
     name = f"{m.id}{where} {gate}"
-    detail = f"{m.id}{where} = {_num(m.value)}; gate {gate}"
+    detail = f"{m.id}{where} = {_num(m.value)}" + _ci_text(m.ci) + f"; gate {gate}"
+    if m.verdict:
+        detail += f"; {m.verdict}"
     notes = metric_notes(m)
     if notes:
         detail += "; notes: " + "; ".join(notes)
     message = f"{m.id}{where}: {m.failure} (gate {gate})" if m.failure else detail
     _case(suite, classname, name, m.failure is None, message, detail, gating)
+
+
+def _ci_text(ci: CI | None) -> str:
+    """`` [low, high] (95% wilson)`` for a message; '' without an interval."""
+    if ci is None:
+        return ""
+    if not ci.defined:
+        return f" (no {ci.level:.0%} interval: {ci.reason})"
+    return f" [{_num(ci.low)}, {_num(ci.high)}] ({ci.level:.0%} {ci.method})"
+
+
+def _ci_properties(props: ET.Element, prefix: str, ci: CI | None) -> None:
+    if ci is None:
+        return
+    for k, v in (("ci_low", _num(ci.low)), ("ci_high", _num(ci.high)),
+                 ("ci_level", f"{ci.level:g}"), ("ci_method", ci.method),
+                 ("std_error", _num(ci.std_error))):
+        ET.SubElement(props, "property", {"name": f"{prefix}.{k}", "value": v})
+
+
+def _system_cases(suite: ET.Element, classname: str, comp: Comparison, gating: bool) -> None:
+    for x in comp.rows:
+        if x.gate is None:
+            continue
+        gate = x.gate.describe()
+        detail = (f"{x.system} vs {comp.baseline}: {x.id} {_num(x.baseline_value)} -> "
+                  f"{_num(x.value)}, change {_num(x.delta)}" + _ci_text(x.ci)
+                  + (f", adjusted p {x.adjusted:.3g}" if x.adjusted is not None else "")
+                  + f"; gate {gate}")
+        message = f"{x.system} vs {comp.baseline}: {x.id}: {x.failure} (gate {gate})" \
+            if x.failure else detail
+        _case(suite, classname, f"{x.system}: {x.id} vs {comp.baseline}: {gate}", x.passed,
+              message, detail, gating)
 
 
 def _finish(suite: ET.Element) -> tuple[int, int, int]:
@@ -70,7 +105,8 @@ def _baseline_cases(suite: ET.Element, classname: str, d: Diff, gating: bool) ->
         rel = f" ({100 * x.relative:+.2f}%)" if x.relative is not None else ""
         delta = f"{x.delta:+.6g}" if x.delta is not None else "undefined"
         detail = (f"{x.id}: baseline {_num(x.baseline)}, candidate "
-                  f"{_num(x.candidate)}, change {delta}{rel} ({x.change}); gate {gate}")
+                  f"{_num(x.candidate)}, change {delta}{rel}{_ci_text(x.ci)} ({x.change}); "
+                  f"gate {gate}")
         message = f"{x.id} vs baseline: {x.failure} (gate {gate})" if x.failure else detail
         _case(suite, classname, f"{x.id} vs baseline: {gate}", x.passed, message,
               detail, gating)
@@ -88,6 +124,7 @@ def render(r: RunResult) -> str:
         ET.SubElement(props, "property", {"name": k, "value": v})
     for m in r.metrics:
         ET.SubElement(props, "property", {"name": f"metric.{m.id}", "value": _num(m.value)})
+        _ci_properties(props, f"metric.{m.id}", m.ci)
     for m in r.metrics:
         if m.gate is not None:
             _metric_case(main, f"evalcli.{r.task}", m, "", r.gating)
@@ -106,6 +143,10 @@ def render(r: RunResult) -> str:
         b.set("file", r.baseline.baseline)
         _baseline_cases(b, f"evalcli.{r.task}.baseline", r.baseline, r.gating)
         suites.append(b)
+    if r.comparison is not None and any(x.gate is not None for x in r.comparison.rows):
+        c = _suite(root, f"evalcli.{r.task}.systems")
+        _system_cases(c, f"evalcli.{r.task}.systems", r.comparison, r.gating)
+        suites.append(c)
     totals = [_finish(s) for s in suites]
     root.set("tests", str(sum(t[0] for t in totals)))
     root.set("failures", str(sum(t[1] for t in totals)))
