@@ -18,7 +18,7 @@ from html import escape
 from evalcli._version import __version__
 from evalcli.report import format_signed, metric_notes
 from evalcli.report.markdown import CHANGE, fmt, gate_count
-from evalcli.result import SCHEMA_VERSION, Diff, MetricResult, RunResult
+from evalcli.result import CI, SCHEMA_VERSION, Diff, MetricResult, RunResult
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 MAX_SEGMENT_ROWS = 200
@@ -163,10 +163,14 @@ def _metrics(r: RunResult) -> str:
                                     for n in dict.fromkeys(metric_notes(m))).items() if c > 1]
     number = {n: i + 1 for i, n in enumerate(shared)}
     gated = any(m.gate is not None for m in r.metrics)
-    header = ["metric", "value"] + (["gate", "status"] if gated else []) + ["notes"]
+    level = next((m.ci.level for m in r.metrics if m.ci is not None), None)
+    header = ["metric", "value"] + ([f"{level:.0%} CI"] if level is not None else []) + \
+        (["gate", "status"] if gated else []) + ["notes"]
     rows = []
     for m in r.metrics:
         row = [f"<code>{escape(m.id)}</code>", _num(m.value)]
+        if level is not None:
+            row.append(_interval(m.ci))
         if gated:
             row += [escape(m.gate.describe()) if m.gate else "",
                     _status(m.passed, m.failure, m.gate is not None)]
@@ -175,10 +179,67 @@ def _metrics(r: RunResult) -> str:
         row.append(f'<span class="dim">{escape(" ".join(["; ".join(own), *refs]).strip())}'
                    "</span>")
         rows.append(row)
-    kinds = [TEXT, NUM] + ([NOWRAP, NOWRAP] if gated else []) + [TEXT]
+    kinds = [TEXT, NUM] + ([NUM] if level is not None else []) + \
+        ([NOWRAP, NOWRAP] if gated else []) + [TEXT]
     footnotes = "".join(f'<p class="note">[{i}] {escape(n)}</p>' for n, i in number.items())
-    return (f'<section id="metrics"><h2>Metrics</h2>{_table(header, rows, kinds)}{footnotes}'
+    how = f'<p class="note">{escape(_how(r))}</p>' if r.uncertainty is not None else ""
+    return (f'<section id="metrics"><h2>Metrics</h2>{how}{_table(header, rows, kinds)}'
+            f"{footnotes}</section>")
+
+
+def _interval(ci: CI | None) -> str:
+    """``[0.9011, 0.9240]``, or a dash whose title says why there is none."""
+    if ci is None or not ci.defined:
+        why = ci.reason if ci is not None and ci.reason else "no interval"
+        return f'<span class="dim" title="{escape(why)}">—</span>'
+    note = f' title="{escape(ci.note)}"' if ci.note else ""
+    return f"<span{note}>[{_num(ci.low)}, {_num(ci.high)}]</span>"
+
+
+def _how(r: RunResult) -> str:
+    u = r.uncertainty or {}
+    methods = list(dict.fromkeys(m.ci.method for m in r.metrics if m.ci is not None))
+    boot = any(x in ("percentile", "bca") for x in methods)
+    return (f"{u.get('level', 0.95):.0%} confidence intervals: {', '.join(methods) or 'none'}"
+            + (f"; {u.get('replicates', 0):,} bootstrap replicates over {u.get('groups', 0):,} "
+               f"random groups of units ({u.get('unit')}), seed {u.get('seed', 0)}" if boot
+               else f"; unit: {u.get('unit')}") + ".")
+
+
+def _systems(r: RunResult) -> str:
+    """Each system against the baseline system: value, Δ, the interval of Δ, adjusted p, the
+    verdict, a change gate's outcome."""
+    comp = r.comparison
+    if comp is None:
+        return ""
+    names = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg",
+             "none": "no"}
+    marks = {"better": '<span class="pass">▲ better</span>',
+             "worse": '<span class="fail">▼ worse</span>',
+             "no significant change": '<span class="dim">= n.s.</span>'}
+    rows = []
+    for x in comp.rows:
+        ci = "—" if x.ci is None or not x.ci.defined else \
+            f"[{_signed(x.ci.low)}, {_signed(x.ci.high)}]"
+        p = "—" if x.adjusted is None else f"{x.adjusted:.3g}"
+        gate = "" if x.gate is None else _status(x.passed, x.failure, True)
+        rows.append([f"<code>{escape(x.system)}</code>", f"<code>{escape(x.id)}</code>",
+                     _num(x.value), _signed(x.delta), ci, p, escape(x.test),
+                     marks.get(x.change, "undefined"), gate])
+    tests = ", ".join(dict.fromkeys(x.test for x in comp.rows if x.p_value is not None))
+    legend = (f"Δ = system − {comp.baseline}. ▲ significantly better, ▼ significantly worse "
+              f"(adjusted p &lt; {comp.alpha:g}, {names.get(comp.correction)} correction), = not "
+              f"significant. Tests: {escape(tests) or 'none'}.")
+    table = _table(["system", "metric", "value", "Δ", f"{comp.level:.0%} CI of Δ", "p adj.",
+                    "test", "change", "gate"], rows,
+                   [TEXT, TEXT, NUM, NUM, NUM, NUM, TEXT, NOWRAP, NOWRAP])
+    return (f'<section id="systems"><h2>Systems compared with '
+            f"<code>{escape(comp.baseline)}</code></h2><p class=\"note\">{legend}</p>{table}"
             "</section>")
+
+
+def _signed(v: float | None) -> str:
+    return "" if v is None else ("+" if v > 0 else "") + _num(v)
 
 
 def _figure(svg: str, caption: str) -> str:
@@ -231,6 +292,17 @@ def at_k_series(metrics: Sequence[MetricResult]) -> dict[str, list[tuple[int, fl
     return {k: sorted(v) for k, v in groups.items() if len(v) >= 2}
 
 
+def at_k_bounds(metrics: Sequence[MetricResult]) -> dict[str, list[tuple[int, float, float]]]:
+    """The intervals of the metric@k series (k, low, high), where they have bounds."""
+    groups: dict[str, list[tuple[int, float, float]]] = {}
+    for m in metrics:
+        match = AT_K.match(m.id)
+        if match and m.ci is not None and m.ci.low is not None and m.ci.high is not None:
+            key = f"{match['name']}@k{match['rest']}"
+            groups.setdefault(key, []).append((int(match["k"]), m.ci.low, m.ci.high))
+    return {k: sorted(v) for k, v in groups.items()}
+
+
 def plots(r: RunResult) -> list[str]:
     """Every plot the result supports, as <figure> elements."""
     from evalcli.report import plots as p
@@ -249,7 +321,11 @@ def plots(r: RunResult) -> list[str]:
             out.append(_matrix_figure(m, m.id))
     series = at_k_series(r.metrics)
     if series:
-        out.append(_figure(p.at_k(series, "metric@k"), "Each metric at its cut-offs k."))
+        bounds = {k: v for k, v in at_k_bounds(r.metrics).items() if k in series}
+        out.append(_figure(p.at_k(series, "metric@k", bounds),
+                           "Each metric at its cut-offs k" + (
+                               f"; bars: {r.uncertainty.get('level', 0.95):.0%} intervals."
+                               if bounds and r.uncertainty else ".")))
     if "residuals" in r.curves:
         out.append(_figure(p.residuals(r.curves["residuals"]),
                            "Residuals y − ŷ (rounded to 3 significant digits), weighted."))
@@ -328,10 +404,15 @@ def _segment_plots(r: RunResult) -> list[str]:
             continue
         gates = [s.metrics[i].gate for s in r.segments if s.metrics[i].gate is not None]
         common = gates[0] if gates and all(g == gates[0] for g in gates) else None
+        cis = [s.metrics[i].ci for s in r.segments]
+        bounds = [(ci.low, ci.high) if ci is not None and ci.defined else None for ci in cis]
         svg = p.segment_bars(m.id, [s.label for s in r.segments], values,
                              [s.metrics[i].passed is False for s in r.segments], m.value,
-                             common.min if common else None, common.max if common else None)
-        out.append(_figure(svg, f"{m.id} per segment; dotted: the overall value."))
+                             common.min if common else None, common.max if common else None,
+                             bounds if any(b is not None for b in bounds) else None)
+        out.append(_figure(svg, f"{m.id} per segment; dotted: the overall value" + (
+            f"; bars: {r.uncertainty.get('level', 0.95):.0%} intervals."
+            if r.uncertainty and any(b is not None for b in bounds) else ".")))
     return out
 
 
@@ -386,7 +467,8 @@ def render(r: RunResult) -> str:
         "passed" if r.passed and r.gating else "gating off" if not r.gating
         else f"{len(r.failures)} gate(s) failed")
     body = "".join([
-        _verdict(r), _failures(r), _gates(r), _metrics(r), plot_section, _segments(r),
+        _verdict(r), _failures(r), _gates(r), _metrics(r), _systems(r), plot_section,
+        _segments(r),
         _baseline(r.baseline) if r.baseline is not None else "", _inputs(r),
     ])
     return (

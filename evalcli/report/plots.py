@@ -170,14 +170,25 @@ def confusion(labels: Sequence[Any], matrix: Sequence[Sequence[float]], title: s
     return to_svg(fig, f"{title} heat map")
 
 
-def at_k(series: Mapping[str, Sequence[tuple[int, float | None]]], title: str) -> str:
-    """Metric@k curves: one line per metric, value against the cut-off k."""
+def at_k(series: Mapping[str, Sequence[tuple[int, float | None]]], title: str,
+         bounds: Mapping[str, Sequence[tuple[int, float, float]]] | None = None) -> str:
+    """Metric@k curves: one line per metric, value against the cut-off k; with ``bounds``
+    (k, low, high), the intervals as error bars."""
     fig = _figure(5.5, 3.8)
     ax = _axes(fig)
     for name, pts in series.items():
         ks = [k for k, v in pts if v is not None]
         vs = [v for _, v in pts if v is not None]
-        ax.plot(ks, vs, marker="o", linewidth=1.6, markersize=4, label=name)
+        line = ax.plot(ks, vs, marker="o", linewidth=1.6, markersize=4, label=name)[0]
+        at = {k: (lo, hi) for k, lo, hi in (bounds or {}).get(name, ())}
+        shown = [(k, v) for k, v in zip(ks, vs, strict=True) if k in at]
+        if shown:
+            xs = [k for k, _ in shown]
+            ys = [v for _, v in shown]
+            err = [[max(0.0, v - at[k][0]) for k, v in shown],
+                   [max(0.0, at[k][1] - v) for k, v in shown]]
+            ax.errorbar(xs, ys, yerr=err, fmt="none", ecolor=line.get_color(), elinewidth=1,
+                        capsize=3)
     from matplotlib.ticker import MaxNLocator
 
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # k is a whole number of items
@@ -188,8 +199,11 @@ def at_k(series: Mapping[str, Sequence[tuple[int, float | None]]], title: str) -
 
 def segment_bars(metric_id: str, labels: Sequence[str], values: Sequence[float | None],
                  failed: Sequence[bool], overall: float | None = None,
-                 gate_min: float | None = None, gate_max: float | None = None) -> str:
-    """Horizontal bars of one metric per segment; undefined values marked n/a, failures red."""
+                 gate_min: float | None = None, gate_max: float | None = None,
+                 bounds: Sequence[tuple[float | None, float | None] | None] | None = None
+                 ) -> str:
+    """Horizontal bars of one metric per segment; undefined values marked n/a, failures red;
+    with ``bounds`` (low, high per segment), the intervals as error bars."""
     n = len(labels)
     fig = _figure(6.0, min(12.0, 1.2 + 0.32 * n))
     ax = _axes(fig)
@@ -197,6 +211,14 @@ def segment_bars(metric_id: str, labels: Sequence[str], values: Sequence[float |
     vals = [v if v is not None else 0.0 for v in values]
     colors = [BAD if f else COLOR for f in failed]
     ax.barh(ys, vals, color=colors, height=0.7)
+    if bounds is not None:
+        pts = [(y, v, b) for y, v, b in zip(ys, values, bounds, strict=True)
+               if v is not None and b is not None and b[0] is not None and b[1] is not None]
+        if pts:
+            ax.errorbar([v for _, v, _ in pts], [y for y, _, _ in pts],
+                        xerr=[[max(0.0, v - b[0]) for _, v, b in pts],  # type: ignore[operator]
+                              [max(0.0, b[1] - v) for _, v, b in pts]],  # type: ignore[operator]
+                        fmt="none", ecolor="#111827", elinewidth=1, capsize=3)
     for y, v in zip(ys, values, strict=True):
         if v is None:
             ax.text(0, y, " n/a (undefined)", va="center", fontsize=8, color="#92400e")
