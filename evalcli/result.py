@@ -111,12 +111,22 @@ class Gate:
     require_confidence: float | None = None
 
     def describe(self) -> str:
+        """Readable form.
+
+        >>> Gate(min=0.9).describe(), Gate(min=0.9, confidence=0.95).describe()
+        ('>= 0.9', '>= 0.9 (fail only if significant at 95%)')
+        """
         parts = []
         if self.min is not None:
             parts.append(f">= {self.min:g}")
         if self.max is not None:
             parts.append(f"<= {self.max:g}")
-        return " and ".join(parts)
+        said = " and ".join(parts)
+        if self.confidence is not None:
+            said += f" (fail only if significant at {self.confidence:.0%})"
+        if self.require_confidence is not None:
+            said += f" (pass only if shown at {self.require_confidence:.0%})"
+        return said
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -186,9 +196,9 @@ class ChangeGate(BaseModel):
             parts.append(f"relative improvement >= {100 * self.min_relative_improvement:g}%")
         said = " and ".join(parts)
         if self.confidence is not None:
-            said += f" (fail only if significant at {self.confidence:g})"
+            said += f" (fail only if significant at {self.confidence:.0%})"
         if self.require_confidence is not None:
-            said += f" (pass only if shown at {self.require_confidence:g})"
+            said += f" (pass only if shown at {self.require_confidence:.0%})"
         return said
 
     @property

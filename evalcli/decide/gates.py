@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from evalcli.errors import ConfigError
-from evalcli.result import Gate, MetricResult, RunResult, SegmentResult
+from evalcli.result import CI, Gate, MetricResult, RunResult, SegmentResult, gate_level
 
 if TYPE_CHECKING:
     from evalcli.config import Config
@@ -39,13 +39,82 @@ def check_gate(value: float | None, gate: Gate) -> tuple[bool, str | None]:
     return True, None
 
 
+def check_confident(value: float | None, gate: Gate, ci: CI | None
+                    ) -> tuple[bool, str | None, str]:
+    """Whether ``value`` passes a gate that decides with a confidence, why not, and the
+    verdict in a sentence. ``ci`` is the two-sided interval at level ``2c − 1``, whose bounds
+    are the one-sided bounds at confidence ``c``.
+
+    ``confidence``: fails only when the whole interval misses the threshold (the value is
+    significantly below ``min`` / above ``max``); ``require_confidence``: passes only when the
+    whole interval meets it. Without an interval the gate cannot decide, and fails.
+
+    >>> from evalcli.result import CI
+    >>> gate = Gate(min=0.90, confidence=0.95)
+    >>> check_confident(0.884, gate, CI(0.861, 0.907, 0.9, "wilson"))[:2]
+    (True, None)
+    >>> check_confident(0.86, gate, CI(0.84, 0.88, 0.9, "wilson"))[1]
+    '0.86 is significantly below the minimum 0.9: its one-sided 95% upper bound is 0.88'
+    >>> check_confident(0.93, Gate(min=0.90, require_confidence=0.95),
+    ...                 CI(0.89, 0.96, 0.9, "wilson"))[1]
+    '0.93 is not shown to meet the minimum 0.9 at 95%: its one-sided lower bound is 0.89'
+    """
+    if value is None:
+        return False, "the value is undefined, so the gate cannot pass", \
+            "undefined: the gate cannot pass"
+    c = gate.confidence if gate.confidence is not None else gate.require_confidence
+    assert c is not None
+    if ci is None or not ci.defined:
+        why = f" ({ci.reason})" if ci is not None and ci.reason else ""
+        msg = (f"the value has no interval{why}, so the gate cannot decide at "
+               f"{c:.0%} confidence")
+        return False, msg, msg
+    lo, hi = float(ci.low), float(ci.high)  # type: ignore[arg-type]
+    bounds = f"one-sided {c:.0%} bounds [{lo:.6g}, {hi:.6g}]"
+    if gate.confidence is not None:
+        if gate.min is not None and hi < gate.min:
+            return False, (f"{value:.6g} is significantly below the minimum {gate.min:g}: its "
+                           f"one-sided {c:.0%} upper bound is {hi:.6g}"), \
+                f"fail: {value:.6g}, {bounds}, all below {gate.min:g}"
+        if gate.max is not None and lo > gate.max:
+            return False, (f"{value:.6g} is significantly above the maximum {gate.max:g}: its "
+                           f"one-sided {c:.0%} lower bound is {lo:.6g}"), \
+                f"fail: {value:.6g}, {bounds}, all above {gate.max:g}"
+        point, _ = check_gate(value, Gate(min=gate.min, max=gate.max))
+        return True, None, (f"pass: {value:.6g}, {bounds}" + (
+            "" if point else ": it misses the threshold, but not significantly"))
+    if gate.min is not None and lo < gate.min:
+        return False, (f"{value:.6g} is not shown to meet the minimum {gate.min:g} at "
+                       f"{c:.0%}: its one-sided lower bound is {lo:.6g}"), \
+            f"fail: {value:.6g}, {bounds}, not all >= {gate.min:g}"
+    if gate.max is not None and hi > gate.max:
+        return False, (f"{value:.6g} is not shown to meet the maximum {gate.max:g} at "
+                       f"{c:.0%}: its one-sided upper bound is {hi:.6g}"), \
+            f"fail: {value:.6g}, {bounds}, not all <= {gate.max:g}"
+    return True, None, f"pass: {value:.6g}, {bounds}, all within the gate"
+
+
 def apply_gates(metrics: Iterable[MetricResult], where: str = "") -> list[str]:
-    """Set ``passed``/``failure`` on gated metrics; return the failure messages."""
+    """Set ``passed``/``failure`` (and ``verdict``) on gated metrics; return the failure
+    messages. A gate with ``confidence``/``require_confidence`` decides by the metric's
+    interval at the matching level (:func:`check_confident`)."""
     failures = []
     for m in metrics:
         if m.gate is None:
             continue
-        m.passed, m.failure = check_gate(m.value, m.gate)
+        c = m.gate.confidence if m.gate.confidence is not None else m.gate.require_confidence
+        if c is not None:
+            m.gate_ci = m.interval_at(gate_level(c))
+            m.passed, m.failure, m.verdict = check_confident(m.value, m.gate, m.gate_ci)
+            if m.passed and m.gate_ci is not None and m.value is not None and \
+                    not check_gate(m.value, Gate(min=m.gate.min, max=m.gate.max))[0]:
+                below = m.gate.min is not None and m.value < m.gate.min
+                bound = m.gate_ci.high if below else m.gate_ci.low
+                m.notes.append(f"misses the gate, but not significantly: its one-sided "
+                               f"{c:.0%} {'upper' if below else 'lower'} bound is "
+                               f"{bound:.4g}")
+        else:
+            m.passed, m.failure = check_gate(m.value, m.gate)
         if not m.passed:
             failures.append(f"{m.id}{where}: {m.failure} (gate {m.gate.describe()})")
     return failures
@@ -168,6 +237,12 @@ def summary(result: RunResult) -> str:
     n_gates += sum(m.gate is not None for s in result.segments for m in s.metrics)
     if result.baseline is not None:
         n_gates += len(result.baseline.gated)
+    for name, s in result.systems.items():  # the other systems' own gates, and the changes'
+        if result.comparison is not None and name != result.comparison.baseline:
+            n_gates += sum(m.gate is not None for m in s.metrics)
+            n_gates += sum(m.gate is not None for g in s.segments for m in g.metrics)
+    if result.comparison is not None:
+        n_gates += sum(row.gate is not None for row in result.comparison.rows)
     n = f"{len(result.metrics)} metric{'s' if len(result.metrics) != 1 else ''}"
     if not n_gates:
         return f"done: {n}, no gates"

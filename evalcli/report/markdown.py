@@ -152,9 +152,6 @@ def metrics_section(r: RunResult) -> list[str]:
     rows = []
     for m in r.metrics:
         notes = [*metric_notes(m), *_ci_notes(m)]
-        if m.verdict and m.gate is not None and (m.gate.confidence is not None
-                                                 or m.gate.require_confidence is not None):
-            notes.append(m.verdict)
         row = [code(m.id), escape(fmt(m.value))]
         if ci is not None:
             row.append(_interval(m))
