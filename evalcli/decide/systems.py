@@ -69,9 +69,8 @@ def compare_systems(results: Mapping[str, RunResult], baseline: str, test: str,
             m = r.material
             if m is None:
                 continue
-            if m.drawn is not None and m.values is not None and \
-                    np.array_equal(m.drawn.ids, gr.ids):
-                reps[name] = (m.values, m.binned)  # its own draw was this one: reuse it
+            if m.drawn is not None and np.array_equal(m.drawn.ids, gr.ids):
+                reps[name] = m.own()  # its own draw is this one: reuse it
             else:
                 reps[name] = m.replicates(gr)
     rows: list[Paired] = []

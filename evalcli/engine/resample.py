@@ -370,20 +370,16 @@ def _replicate_values(plan: Plan, rep_stats: Sequence[dict[str, Any]], ctx: Cont
     return out
 
 
-def intervals_for(plan: Plan, results: Sequence[MetricResult], stats: Mapping[str, Any],
-                  rep: np.ndarray, gr: Groups, binned: bool, natural: bool, ctx: Context,
-                  unweighted: bool, resampled: Sequence[bool]) -> None:
-    """Set ``ci`` (and the extra levels' intervals) of each result from its replicates or its
-    closed form."""
-    from evalcli.uncertainty import intervals as iv
-
+def closed_forms(plan: Plan, stats: Mapping[str, Any], natural: bool, ctx: Context,
+                 unweighted: bool) -> list[dict[float, CI] | None]:
+    """Each metric's closed-form intervals at every level the run needs (``method: auto``,
+    the natural unit), or ``None`` where it has none (the bootstrap then)."""
     rs = plan.resampling
     assert rs is not None
-    r = gr.replicates
     levels = [rs.level, *rs.extra_levels]
-    for j, (pm, m) in enumerate(zip(plan.metrics, results, strict=True)):
+    out: list[dict[float, CI] | None] = []
+    for pm in plan.metrics:
         found: dict[float, CI] = {}
-        closed = None
         if rs.method == "auto" and natural and pm.metric.interval is not None:
             own = {st.key: stats[st.key] for st in pm.metric.stats(pm.params, ctx)}
             for level in levels:
@@ -394,11 +390,28 @@ def intervals_for(plan: Plan, results: Sequence[MetricResult], stats: Mapping[st
                 if got is None:
                     break
                 found[level] = _within(to_ci(got), pm.metric.range)
-            closed = found if len(found) == len(levels) else None
-        if closed is None and not resampled[j]:
+        out.append(found if found and len(found) == len(levels) else None)
+    return out
+
+
+def intervals_for(plan: Plan, results: Sequence[MetricResult],
+                  closed: Sequence[dict[float, CI] | None], rep: np.ndarray | None,
+                  gr: Groups, binned: bool, resampled: Sequence[bool]) -> None:
+    """Set ``ci`` (and the extra levels' intervals) of each result: its closed form, else
+    from its replicates (``rep``: weightings x metrics)."""
+    from evalcli.uncertainty import intervals as iv
+
+    rs = plan.resampling
+    assert rs is not None
+    r = gr.replicates
+    levels = [rs.level, *rs.extra_levels]
+    for j, m in enumerate(results):
+        found = closed[j]
+        if found is None and not resampled[j]:
             found = {lv: CI(None, None, lv, _name(rs.method), reason=NOT_RESAMPLED)
                      for lv in levels}
-        elif closed is None:
+        elif found is None:
+            assert rep is not None
             found = {}
             reps = rep[:r, j]
             if binned and m.value is not None and not math.isnan(rep[r, j]):
@@ -460,13 +473,23 @@ class Material:
     values: np.ndarray | None = None
     binned: bool = False
 
+    def own(self) -> tuple[np.ndarray, bool]:
+        """Each metric's values under the run's own weights (computed once, when first
+        needed: a run whose metrics all have closed forms needs none)."""
+        assert self.drawn is not None
+        if self.values is None:
+            self.values, self.binned = self.replicates(self.drawn)
+        return self.values, self.binned
+
     def stored(self, point: Sequence[float | None]) -> dict[str, Any]:
         """The overall values' replicates for a report (``report: {statistics: true}``), so
         that a later run on the same truth, with the same seed, pairs with them by unit: the
         settings, the groups drawn from, and per metric id the replicate values (shifted by
         the binning error when tables were binned), to 9 significant digits."""
         rs = self.plan.resampling
-        assert rs is not None and self.drawn is not None and self.values is not None
+        assert rs is not None and self.drawn is not None
+        self.own()
+        assert self.values is not None
         r = self.drawn.replicates
         out: dict[str, list[float | None]] = {}
         for j, (pm, v) in enumerate(zip(self.plan.metrics, point, strict=True)):
@@ -508,23 +531,26 @@ def estimate(plan: Plan, a: Aligned, stats: Mapping[str, Stat],
     unweighted = "weight" not in a.roles
     material = Material(plan, stats, _group_frames(parts, "g", []), ctx)
     gr = draw(material.present(), rs)
-    rep_stats, binned = replicate_statistics(stats, material.groups, gr, rs.stats)
-    rep = _replicate_values(plan, rep_stats, ctx)
-    material.drawn, material.values, material.binned = gr, rep, binned
-    resampled = [all(rep_stats[0].get(st.key) is not None
+    material.drawn = gr
+    resampled = [all(table_by(st) is not None if isinstance(st, FrameStat) else True
                      for st in pm.metric.stats(pm.params, ctx)) for pm in plan.metrics]
-    intervals_for(plan, overall[0], overall[1], rep, gr, binned, natural, ctx, unweighted,
-                  resampled)
+    closed = closed_forms(plan, overall[1], natural, ctx, unweighted)
+    rep, binned = None, False
+    if any(c is None and ok for c, ok in zip(closed, resampled, strict=True)):
+        rep, binned = material.own()
+    intervals_for(plan, overall[0], closed, rep, gr, binned, resampled)
     if segments:
         seg_cols = [SEG + s for s in a.segments]
         g_seg = _group_frames(parts, "gseg", seg_cols)
         for key, results, seg_stats in segments:
-            sel = {k: df.filter(_match(seg_cols, [key[s] for s in a.segments])).drop(seg_cols)
-                   for k, df in g_seg.items()}
-            reps, b = replicate_statistics(stats, sel, gr, rs.stats)
-            values_ = _replicate_values(plan, reps, ctx)
-            intervals_for(plan, results, seg_stats, values_, gr, b, natural, ctx, unweighted,
-                          resampled)
+            closed = closed_forms(plan, seg_stats, natural, ctx, unweighted)
+            values_, b = None, False
+            if any(c is None and ok for c, ok in zip(closed, resampled, strict=True)):
+                sel = {k: df.filter(_match(seg_cols, [key[s] for s in a.segments])
+                                    ).drop(seg_cols) for k, df in g_seg.items()}
+                reps, b = replicate_statistics(stats, sel, gr, rs.stats)
+                values_ = _replicate_values(plan, reps, ctx)
+            intervals_for(plan, results, closed, values_, gr, b, resampled)
     settings = {"level": rs.level, "method": rs.method, "replicates": rs.replicates,
                 "seed": rs.seed, "unit": unit_name, "groups": int(gr.ids.size)}
     return settings, material
