@@ -1,0 +1,341 @@
+"""The intervals the engine computes (issue 13 §1, §4), checked against an independent bootstrap.
+
+The reference here is written from the definition, not from evalcli's code path: the units'
+random groups from :func:`evalcli.uncertainty.groups.unit_group` (the documented hash), the
+replicate weights from :func:`~evalcli.uncertainty.groups.replicate_weights` over the groups
+present, each replicate's metric from scikit-learn with every row weighted by how often its group
+was drawn, and the percentile bounds from ``numpy.quantile``. Then: the same bounds from every
+input format, row order and engine; coverage of the 95% intervals on simulated data with a
+known truth (a proportion, AUROC, a ranking mean, clustered rows with the right and the wrong
+unit); and the errors a user can make.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from scipy import stats
+from sklearn import metrics as skm
+from statsmodels.stats.proportion import proportion_confint
+
+from evalcli import evaluate
+from evalcli.engine.resample import DRAWS
+from evalcli.uncertainty.groups import mix_int, replicate_weights, unit_group
+from tests.conftest import CliResult
+
+Cli = Callable[..., CliResult]
+R = 1000
+
+
+def row_weights(ids: pl.Series, seed: int = 0, groups: int = 1000,
+                replicates: int = R) -> np.ndarray:
+    """(replicates x rows): how often each row's group is drawn in each replicate."""
+    g = pl.DataFrame({"u": ids}).select(unit_group(pl.col("u"), ids.dtype, groups, seed)
+                                        )["u"].to_numpy().astype(np.int64)
+    present = np.unique(g)
+    w = replicate_weights(present.size, replicates, seed=mix_int(seed ^ DRAWS))
+    return w[:, np.searchsorted(present, g)].astype(float)
+
+
+def bounds(reps: np.ndarray, level: float = 0.95) -> tuple[float, float]:
+    lo, hi = np.quantile(reps, [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi)
+
+
+def binary_data(n: int = 400, seed: int = 1, weights: bool = False) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    s = np.round(np.clip(0.3 * y + rng.uniform(0, 0.7, n), 0.001, 0.999), 3)  # ties
+    cols: dict[str, Any] = {"id": rng.permutation(n) + 1000, "label": y, "score": s,
+                            "region": rng.choice(["eu", "us"], n)}
+    if weights:
+        cols["w"] = rng.uniform(0.2, 3.0, n)
+    return pl.DataFrame(cols)
+
+
+def ci_of(result: Any, id_: str) -> tuple[float, float]:
+    m = result.metric(id_)
+    assert m.ci is not None and m.ci.defined, (id_, m.ci)
+    return m.ci.low, m.ci.high
+
+
+# --------------------------------------------------------------------------- reference bootstrap
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_binary_bootstrap_equals_a_weighted_sklearn_bootstrap(weighted: bool) -> None:
+    df = binary_data(weights=weighted)
+    truth, pred = df.select("id", "label"), df.select("id", "score", *(["w"] if weighted
+                                                                       else []))
+    cfg = {"task": "binary", "metrics": ["accuracy", "precision", "auroc", "log_loss", "f1"],
+           "uncertainty": {"method": "bootstrap"},
+           **({"columns": {"weight": "w"}} if weighted else {})}
+    r = evaluate(cfg, predictions=pred, truth=truth)
+    w = row_weights(df["id"])
+    if weighted:
+        w = w * df["w"].to_numpy()[None, :]
+    y, s = df["label"].to_numpy(), df["score"].to_numpy()
+    hard = (s >= 0.5).astype(int)
+    refs: dict[str, Callable[[np.ndarray], float]] = {
+        "accuracy": lambda sw: skm.accuracy_score(y, hard, sample_weight=sw),
+        "precision": lambda sw: skm.precision_score(y, hard, sample_weight=sw, zero_division=0),
+        "auroc": lambda sw: skm.roc_auc_score(y, s, sample_weight=sw),
+        "log_loss": lambda sw: skm.log_loss(y, s, sample_weight=sw),
+        "f1": lambda sw: skm.f1_score(y, hard, sample_weight=sw, zero_division=0),
+    }
+    for id_, fn in refs.items():
+        keep = [i for i in range(R) if w[i].sum() > 0]
+        reps = np.array([fn(w[i]) for i in keep])
+        lo, hi = bounds(reps)
+        got = ci_of(r, id_)
+        assert got[0] == pytest.approx(lo, abs=1e-9), id_
+        assert got[1] == pytest.approx(hi, abs=1e-9), id_
+        assert r.metric(id_).ci.std_error == pytest.approx(reps.std(ddof=1), rel=1e-6)
+
+
+def test_regression_bootstrap_equals_sklearn() -> None:
+    rng = np.random.default_rng(4)
+    n = 300
+    y = rng.normal(10, 3, n)
+    df = pl.DataFrame({"id": np.arange(n), "label": y, "prediction": y + rng.normal(0, 2, n)})
+    r = evaluate({"task": "regression", "metrics": ["rmse", "mae", "r2", "max_error"],
+                  "uncertainty": {}}, predictions=df)
+    # one file without ids: the unit is the row's place in the file
+    w = row_weights(pl.Series("u", np.arange(n), dtype=pl.UInt32))
+    yh = df["prediction"].to_numpy()
+    refs = {"rmse": lambda sw: np.sqrt(skm.mean_squared_error(y, yh, sample_weight=sw)),
+            "mae": lambda sw: skm.mean_absolute_error(y, yh, sample_weight=sw),
+            "r2": lambda sw: skm.r2_score(y, yh, sample_weight=sw),
+            "max_error": lambda sw: float(np.abs(y - yh)[sw > 0].max())}
+    for id_, fn in refs.items():
+        lo, hi = bounds(np.array([fn(w[i]) for i in range(R)]))
+        got = ci_of(r, id_)
+        assert got == pytest.approx((lo, hi), abs=1e-9), id_
+
+
+def test_segment_bootstrap_uses_the_whole_runs_draws() -> None:
+    df = binary_data(seed=2)
+    r = evaluate({"task": "binary", "metrics": ["log_loss"], "group_by": ["region"],
+                  "uncertainty": {}}, predictions=df.select("id", "score", "region"),
+                 truth=df.select("id", "label"))
+    w = row_weights(df["id"])
+    for seg in r.segments:
+        mask = (df["region"] == seg.key["region"]).to_numpy()
+        y, s = df["label"].to_numpy()[mask], df["score"].to_numpy()[mask]
+        reps = np.array([skm.log_loss(y, s, sample_weight=w[i, mask]) for i in range(R)
+                         if w[i, mask].sum() > 0])
+        m = seg.metrics[0]
+        assert (m.ci.low, m.ci.high) == pytest.approx(bounds(reps), abs=1e-9)
+
+
+def test_ranking_t_interval_and_bootstrap(tmp_path: Path) -> None:
+    rng = np.random.default_rng(9)
+    q, k = 60, 15
+    truth = pl.DataFrame({"query": np.repeat(np.arange(q), k), "item": np.tile(np.arange(k), q),
+                          "relevance": rng.integers(0, 3, q * k)})
+    run = truth.select("query", "item").with_columns(
+        score=pl.Series(truth["relevance"].to_numpy() + rng.normal(0, 1.2, q * k)))
+    cfg: dict[str, Any] = {"task": "ranking", "metrics": ["ndcg@10", "mrr"],
+                           "per_query": str(tmp_path / "pq.parquet")}
+    auto = evaluate({**cfg, "uncertainty": {}}, predictions=run, truth=truth)
+    pq = pl.read_parquet(tmp_path / "pq.parquet").sort("query")
+    for id_ in ("ndcg@10", "mrr"):
+        v = pq[id_].to_numpy()
+        lo, hi = stats.t.interval(0.95, v.size - 1, loc=v.mean(), scale=stats.sem(v))
+        m = auto.metric(id_)
+        assert m.ci.method == "t"
+        assert (m.ci.low, m.ci.high) == pytest.approx((lo, min(hi, 1.0)), abs=1e-12)
+    boot = evaluate({**cfg, "uncertainty": {"method": "bootstrap"}}, predictions=run,
+                    truth=truth)
+    w = row_weights(pq["query"])
+    for id_ in ("ndcg@10", "mrr"):
+        v = pq[id_].to_numpy()
+        reps = (w @ v) / w.sum(axis=1)
+        assert ci_of(boot, id_) == pytest.approx(bounds(reps), abs=1e-9)
+
+
+def test_wilson_and_delong_closed_forms() -> None:
+    df = binary_data(seed=6)
+    r = evaluate({"task": "binary", "metrics": ["accuracy", "recall", "auroc"],
+                  "uncertainty": {"level": 0.9}},
+                 predictions=df.select("id", "score"), truth=df.select("id", "label"))
+    y, s = df["label"].to_numpy(), df["score"].to_numpy()
+    hard = s >= 0.5
+    lo, hi = proportion_confint(int((hard == y).sum()), y.size, alpha=0.1, method="wilson")
+    assert r.metric("accuracy").ci.method == "wilson"
+    assert ci_of(r, "accuracy") == pytest.approx((lo, hi), abs=1e-12)
+    lo, hi = proportion_confint(int((hard & (y == 1)).sum()), int(y.sum()), alpha=0.1,
+                                method="wilson")
+    assert ci_of(r, "recall") == pytest.approx((lo, hi), abs=1e-12)
+    from evalcli.uncertainty.intervals import delong_interval
+
+    ref = delong_interval(s[y == 1], s[y == 0], 0.9)
+    assert r.metric("auroc").ci.method == "delong"
+    assert ci_of(r, "auroc") == pytest.approx((ref.low, ref.high), abs=1e-12)
+
+
+# --------------------------------------------------------------------------- determinism
+
+def _bounds_of(cli: Cli, config: Path, *args: str) -> list[tuple[str, Any, Any]]:
+    r = cli("run", str(config), "-f", "json", *args)
+    assert r.exit_code == 0, r.stderr
+    return [(m["id"], m["ci"]["low"], m["ci"]["high"]) for m in json.loads(r.stdout)["metrics"]]
+
+
+def test_same_intervals_from_every_format_order_and_engine(cli: Cli, tmp_path: Path) -> None:
+    df = binary_data(n=3000, seed=8)  # more distinct scores than the bins: binned replicates
+    df = df.with_columns(pl.col("score") + pl.Series(np.arange(3000) * 1e-7))
+    df.select("id", "label").write_csv(tmp_path / "t.csv")
+    df.select("id", "score").write_csv(tmp_path / "p.csv")
+    df.select("id", "score").sample(fraction=1.0, shuffle=True, seed=3).write_parquet(
+        tmp_path / "p.parquet", row_group_size=700)
+    base = ("task: binary\ntruth: t.csv\nmetrics: [accuracy, auroc, average_precision, "
+            "log_loss, brier]\nuncertainty: {method: bootstrap, replicates: 400}\n")
+    (tmp_path / "csv.yaml").write_text("predictions: p.csv\n" + base)
+    (tmp_path / "pq.yaml").write_text("predictions: p.parquet\n" + base)
+    ref = _bounds_of(cli, tmp_path / "csv.yaml")
+    assert _bounds_of(cli, tmp_path / "pq.yaml") == ref
+    assert _bounds_of(cli, tmp_path / "csv.yaml", "--engine", "streaming") == ref
+    other = _bounds_of(cli, tmp_path / "csv.yaml", "--seed", "1")
+    assert other != ref and [x[0] for x in other] == [x[0] for x in ref]
+
+
+def test_same_intervals_on_spark(cli: Cli, tmp_path: Path) -> None:
+    df = binary_data(n=500, seed=12)
+    df.select("id", "label").write_csv(tmp_path / "t.csv")
+    df.select("id", "score").write_csv(tmp_path / "p.csv")
+    (tmp_path / "c.yaml").write_text(
+        "task: binary\npredictions: p.csv\ntruth: t.csv\nmetrics: [accuracy, auroc, "
+        "log_loss]\nuncertainty: {method: bootstrap, replicates: 300}\n"
+        "spark: {master: 'local[2]', conf: {spark.sql.shuffle.partitions: 3}}\n")
+    ref = _bounds_of(cli, tmp_path / "c.yaml")
+    assert _bounds_of(cli, tmp_path / "c.yaml", "--engine", "spark") == ref
+
+
+# --------------------------------------------------------------------------- coverage
+
+def _coverage(hits: list[bool]) -> float:
+    return sum(hits) / len(hits)
+
+
+TOL = (0.915, 0.985)
+"""Over 200 simulated sets a 95% interval's coverage has a binomial standard deviation of 1.5
+points: 91.5-98.5% is about ±2.3 standard deviations."""
+
+
+def test_coverage_proportion_auroc_and_ranking_mean() -> None:
+    rng = np.random.default_rng(2026)
+    sets = 200
+    acc_hits, auc_hits, boot_hits, mean_hits = [], [], [], []
+    for _ in range(sets):
+        n = 150
+        y = rng.integers(0, 2, n)
+        # binormal scores with a known AUROC: Phi(d / sqrt(2)) for a shift d
+        d = 1.0
+        s = rng.normal(0, 1, n) + d * y
+        true_auc = stats.norm.cdf(d / np.sqrt(2))
+        hard_p = 0.8  # each row right with probability 0.8: accuracy's truth
+        pred = np.where(rng.uniform(0, 1, n) < hard_p, y, 1 - y)
+        df = pl.DataFrame({"label": y, "score": s, "prediction": pred})
+        r = evaluate({"task": "binary", "metrics": ["accuracy", "auroc"],
+                      "uncertainty": {"replicates": 200}}, predictions=df)
+        lo, hi = ci_of(r, "accuracy")
+        acc_hits.append(lo <= hard_p <= hi)
+        lo, hi = ci_of(r, "auroc")
+        auc_hits.append(lo <= true_auc <= hi)
+        rb = evaluate({"task": "binary", "metrics": ["auroc"],
+                       "uncertainty": {"replicates": 200, "method": "bootstrap",
+                                       "seed": int(rng.integers(1 << 30))}}, predictions=df)
+        lo, hi = ci_of(rb, "auroc")
+        boot_hits.append(lo <= true_auc <= hi)
+    for name, hits in (("accuracy (wilson)", acc_hits), ("auroc (delong)", auc_hits),
+                       ("auroc (bootstrap)", boot_hits)):
+        assert TOL[0] <= _coverage(hits) <= TOL[1], (name, _coverage(hits))
+    # a ranking mean: per-query values of known mean: the top item is relevant with p = 0.6
+    # (the second item always is, so that every query has a relevant item and counts)
+    for _ in range(sets):
+        q = 80
+        rel = (rng.uniform(0, 1, q) < 0.6).astype(int)
+        truth = pl.DataFrame({"query": np.repeat(np.arange(q), 2),
+                              "item": np.tile([0, 1], q),
+                              "relevance": np.column_stack([rel, np.ones(q, int)]).ravel()})
+        run = truth.select("query", "item").with_columns(
+            score=pl.when(pl.col("item") == 0).then(1.0).otherwise(0.5))
+        r = evaluate({"task": "ranking", "metrics": ["hit_rate@1"], "uncertainty": {}},
+                     predictions=run, truth=truth)
+        m = r.metric("hit_rate@1")
+        mean_hits.append(m.ci.low <= 0.6 <= m.ci.high)
+    assert TOL[0] <= _coverage(mean_hits) <= TOL[1], _coverage(mean_hits)
+
+
+def test_coverage_clustered_rows_needs_the_unit() -> None:
+    """Rows of one user share the user's skill: resampling users covers, resampling rows
+    is far too narrow."""
+    rng = np.random.default_rng(77)
+    right, wrong = [], []
+    for _ in range(120):
+        users, per = 40, 25
+        skill = np.clip(rng.normal(0.75, 0.15, users), 0.05, 0.99)
+        p = np.repeat(skill, per)
+        correct = rng.uniform(0, 1, users * per) < p
+        y = rng.integers(0, 2, users * per)
+        df = pl.DataFrame({"user": np.repeat(np.arange(users), per), "label": y,
+                           "prediction": np.where(correct, y, 1 - y)})
+        truth = 0.75  # E[skill] (the clip moves it by less than 1e-4)
+        for unit, hits in (("user", right), ("rows", wrong)):
+            r = evaluate({"task": "binary", "metrics": ["accuracy"],
+                          "uncertainty": {"unit": unit, "replicates": 200}}, predictions=df)
+            lo, hi = ci_of(r, "accuracy")
+            hits.append(lo <= truth <= hi)
+    assert 0.88 <= _coverage(right) <= 0.99, _coverage(right)
+    assert _coverage(wrong) < 0.75, _coverage(wrong)
+
+
+# --------------------------------------------------------------------------- BCa, errors
+
+def test_bca_differs_from_percentile_on_skewed_data() -> None:
+    rng = np.random.default_rng(3)
+    n = 200
+    y = rng.exponential(1.0, n) ** 2
+    df = pl.DataFrame({"label": y, "prediction": np.zeros(n)})
+    pct = evaluate({"task": "regression", "metrics": ["mse"],
+                    "uncertainty": {"method": "bootstrap"}}, predictions=df).metric("mse").ci
+    bca = evaluate({"task": "regression", "metrics": ["mse"],
+                    "uncertainty": {"method": "bca"}}, predictions=df).metric("mse").ci
+    assert bca.method == "bca" and bca.defined and pct.defined
+    assert bca.high > pct.high  # right-skewed: BCa moves the interval up
+
+
+@pytest.mark.parametrize(("text", "args", "pattern"), [
+    ("uncertainty: {unit: nosuch}\n", (), "unit column 'nosuch' is in neither input"),
+    ("", ("--ci-level", "1.5"), "--ci-level"),
+    ("", ("--replicates", "5"), "--replicates"),
+])
+def test_user_errors(cli: Cli, tmp_path: Path, text: str, args: tuple[str, ...],
+                     pattern: str) -> None:
+    binary_data().write_csv(tmp_path / "d.csv")
+    (tmp_path / "c.yaml").write_text("task: binary\npredictions: d.csv\nmetrics: [auroc]\n"
+                                     + text)
+    r = cli("run", str(tmp_path / "c.yaml"), *args)
+    assert r.exit_code == 2, (r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr and pattern in " ".join(r.stderr.split())
+
+
+def test_ranking_unit_errors(cli: Cli, tmp_path: Path) -> None:
+    truth = pl.DataFrame({"query": [1, 1, 2, 2], "item": [1, 2, 1, 2], "relevance": [1, 0, 0, 1],
+                          "user": ["a", "b", "c", "c"]})
+    truth.write_csv(tmp_path / "t.csv")
+    truth.select("query", "item", score=pl.lit(0.5)).write_csv(tmp_path / "p.csv")
+    base = "task: ranking\npredictions: p.csv\ntruth: t.csv\nmetrics: [mrr]\n"
+    (tmp_path / "a.yaml").write_text(base + "uncertainty: {unit: user}\n")
+    r = cli("run", str(tmp_path / "a.yaml"))
+    assert r.exit_code == 2 and "rows of one query hold 2 values of 'user'" in \
+        " ".join(r.stderr.split())
+    (tmp_path / "b.yaml").write_text(base + "uncertainty: {unit: rows}\n")
+    r = cli("run", str(tmp_path / "b.yaml"))
+    assert r.exit_code == 2 and "unit: rows would split" in " ".join(r.stderr.split())
