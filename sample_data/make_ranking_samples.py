@@ -91,6 +91,28 @@ def ranking() -> None:
         HERE / "ranking_item_features.parquet")
 
 
+def ranking_candidate() -> None:
+    """A second system on the same users and truth (issue 13's paired comparison): the same
+    hidden affinities scored with less noise, ``ranking_predictions_candidate.parquet``."""
+    rng = np.random.default_rng(SEED)
+    users, items = _ids("u", N_USERS + 1, 2), _ids("i", N_ITEMS, 3)
+    item_vec = rng.normal(size=(N_ITEMS, DIM))
+    user_vec = rng.normal(size=(N_USERS + 1, DIM))
+    affinity = user_vec @ item_vec.T
+    noise = np.random.default_rng(SEED + 1)
+    rows = []
+    for u, user in enumerate(users):
+        if user == "u40":
+            continue
+        noisy = affinity[u] + noise.normal(scale=1.3, size=N_ITEMS)
+        for j in np.argsort(-noisy)[:N_REC]:
+            rows.append((user, items[j], round(float(1 / (1 + np.exp(-noisy[j] / 3))), 2)))
+    preds = pl.DataFrame(rows, schema=["query", "item", "score"], orient="row").with_columns(
+        pl.col("score").cast(pl.Float64)).sort(["query", "score", "item"],
+                                               descending=[False, True, False])
+    preds.write_parquet(HERE / "ranking_predictions_candidate.parquet")
+
+
 def xmc() -> None:
     rng = np.random.default_rng(SEED + 1)
     n_docs, n_labels, top = 300, 2000, 10
@@ -115,4 +137,5 @@ def xmc() -> None:
 
 if __name__ == "__main__":
     ranking()
+    ranking_candidate()
     xmc()

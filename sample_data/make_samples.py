@@ -49,6 +49,22 @@ def binary() -> None:
     write_all(truth[order.tolist()], "binary_truth")
 
 
+def binary_candidate() -> None:
+    """A second system on the same test split and truth (issue 13's paired comparison): a
+    less regularized model, ``binary_predictions_candidate``."""
+    X, y = load_breast_cancer(return_X_y=True)
+    y = 1 - y
+    idx = np.arange(len(y))
+    Xtr, Xte, ytr, _yte, _, ite = train_test_split(X, y, idx, test_size=0.4,
+                                                   random_state=SEED, stratify=y)
+    model = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=5000))
+    model.fit(Xtr, ytr)
+    p = model.predict_proba(Xte)[:, 1]
+    ids = [f"case-{i:04d}" for i in ite]
+    preds = pl.DataFrame({"id": ids, "score": np.round(p, 6), "prediction": (p >= 0.5).astype(int)})
+    write_all(preds.sort("id"), "binary_predictions_candidate")
+
+
 def regression() -> None:
     X, y = load_diabetes(return_X_y=True)
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=SEED)
@@ -140,6 +156,7 @@ def multilabel_spark_docs() -> None:
 
 if __name__ == "__main__":
     binary()
+    binary_candidate()
     regression()
     multiclass()
     multilabel()

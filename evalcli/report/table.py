@@ -266,12 +266,17 @@ def _metrics_grid(r: RunResult, numbered: dict[str, int], inline: bool) -> Grid:
     others written out."""
     gated = any(m.gate is not None for m in r.metrics)
     ci = ci_header(r.metrics)
-    cols = [Col("metric", style="bold"), Col("value", "right")]
-    if ci:
+    # narrow, with intervals: every note a footnote whose marks follow the metric id (no
+    # notes column), and the interval beside the value in one column
+    marks_by_id = not inline and bool(ci)
+    cols = [Col("metric", style="bold"),
+            Col(f"value [{ci}]" if marks_by_id else "value", "right")]
+    if ci and not marks_by_id:
         cols.append(Col(ci, "right"))
     if gated:
         cols += [Col("gate", wrap=True), Col("status")]
-    cols.append(Col("notes", wrap=inline, style="dim"))
+    if not marks_by_id:
+        cols.append(Col("notes", wrap=inline, style="dim"))
     g = Grid(cols, box=boxes.SIMPLE_HEAVY)
     for m in r.metrics:
         notes = _notes(m)
@@ -282,12 +287,18 @@ def _metrics_grid(r: RunResult, numbered: dict[str, int], inline: bool) -> Grid:
         if _is_matrix(m):
             n = len(m.details["labels"])
             value = f"{n}×{n} below" if n <= MAX_MATRIX_LABELS else f"{n}×{n}"
-        row: list[Cell] = [Text(m.id), value]
-        if ci:
+        label = Text(m.id)
+        if marks_by_id and marks:
+            label.append(" " + marks, style="dim")
+        row: list[Cell] = [label, value]
+        if marks_by_id:
+            row[1] = Text(value + " ").append_text(interval_cell(m))
+        elif ci:
             row.append(interval_cell(m))
         if gated:
             row += [m.gate.describe() if m.gate else "", _status(m)]
-        row.append(Text(text))
+        if not marks_by_id:
+            row.append(Text(text))
         g.add_row(*row)
     return g
 
@@ -711,17 +722,24 @@ def systems_view(r: RunResult) -> RenderableType:
         f"systems compared with {comp.baseline}: Δ = system − {comp.baseline}; ▲ ▼ "
         f"significant (adjusted p < {comp.alpha:g}, {names.get(comp.correction)} correction), "
         f"= n.s. not significant; tests: {tests or 'none'}", style="dim")]
+    gated = any(row.gate is not None for row in comp.rows)
     for system in dict.fromkeys(row.system for row in comp.rows):
-        g = Grid([Col(f"{system} vs {comp.baseline}", style="bold"), Col("value", "right"),
+        g = Grid([Col(system, style="bold"), Col("value", "right"),
                   Col("Δ", "right"), Col(f"{comp.level:.0%} CI of Δ", "right"),
-                  Col("p adj.", "right"), Col("change")], box=boxes.SIMPLE_HEAVY)
+                  Col("p adj.", "right"), Col("change")]
+                 + ([Col("gate")] if gated else []), box=boxes.SIMPLE_HEAVY)
         for row in comp.rows:
             if row.system != system:
                 continue
             ci = "—" if row.ci is None or not row.ci.defined else \
                 f"[{format_signed(row.ci.low) or '0'}, {format_signed(row.ci.high) or '0'}]"
-            g.add_row(Text(row.id), fmt_value(row.value), format_signed(row.delta), ci,
-                      _p(row.adjusted), _change_cell(row.change))
+            cells: list[Cell] = [Text(row.id), fmt_value(row.value), format_signed(row.delta),
+                                 ci, _p(row.adjusted), _change_cell(row.change)]
+            if gated:
+                cells.append(Text("") if row.passed is None else
+                             Text("pass", style="green") if row.passed else
+                             Text("FAIL", style="bold red"))
+            g.add_row(*cells)
         items.append(Fit(g.fit, g.stacked, last=_whole(g)))
     return _group(*items)
 
