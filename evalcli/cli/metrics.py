@@ -180,6 +180,12 @@ def show(
         out.print("")
 
 
+def interval_text(m: Metric) -> str:
+    """How the metric's confidence interval is computed (``uncertainty:``, ``--ci``)."""
+    return m.interval_doc or ("bootstrap over random groups of units (percentile; "
+                              "method: bca on request); see docs/uncertainty.md")
+
+
 def _details(m: Metric) -> RenderableType:
     """A metric in full: formula, direction, needs, parameters (a table when it fits, else
     one block per parameter), conventions, peer and origin."""
@@ -206,6 +212,7 @@ def _details(m: Metric) -> RenderableType:
         tail.append(("conventions", m.conventions))
     if m.peer:
         tail.append(("defaults match", m.peer))
+    tail.append(("interval", interval_text(m)))
     tail.append(("origin", m.origin))
     items: list[RenderableType] = [key_values(head)]
     from rich.padding import Padding
@@ -335,6 +342,7 @@ def _metric_markdown(m: Metric) -> list[str]:
         facts.append(f"cut-off: `{m.name}@K` sets `{m.cutoff}`")
     if m.peer:
         facts.append("defaults match: " + _md(m.peer))
+    facts.append("interval: " + _md(interval_text(m)))
     if m.origin != "built-in":
         facts.append("origin: " + _md(m.origin))
     out += [f"- {f}" for f in facts] + [""]

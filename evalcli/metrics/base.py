@@ -366,7 +366,11 @@ class Metric:
     interval: Callable[[StatValues, Params, float, bool], Interval | None] | None = None
     """A closed-form confidence interval (Wilson, DeLong, t), used by ``method: auto`` when the
     run resamples the metric's natural unit: ``interval(stats, params, level, unweighted)``;
-    ``None`` from the call (e.g. with weights) falls back to the bootstrap."""
+    ``None`` from the call (e.g. with weights) falls back to the bootstrap. Say which in
+    :attr:`interval_doc`."""
+    interval_doc: str = ""
+    """How the metric's confidence interval is computed, for ``metrics show`` and the docs:
+    its closed form (and when it applies), or why there is none; empty: the bootstrap."""
     origin: str = "built-in"
     example: str = ""
     """A doctest (``>>>`` lines and the output they print) that computes the metric with

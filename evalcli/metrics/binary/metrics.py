@@ -296,6 +296,9 @@ def _delong(stats: StatValues, params: Params, level: float, unweighted: bool
     return delong_interval_counts(table["pos"].to_numpy(), table["neg"].to_numpy(), level)
 
 
+WILSON = "Wilson score interval (method: auto, unweighted rows); else the bootstrap"
+
+
 def _count_metric(name: str, summary: str, formula: str, value: Callable[..., MetricValue],
                   *, zero_division: bool = True, direction: str = "higher",
                   aliases: tuple[str, ...] = (), extra: tuple[Param, ...] = (),
@@ -316,6 +319,7 @@ def _count_metric(name: str, summary: str, formula: str, value: Callable[..., Me
                "note), as scikit-learn's zero_division." if zero_division else "")),
         peer=PEERS_COUNTS, aliases=aliases, range=rng, in_default_set=in_default_set,
         example=example, interval=interval or getattr(value, "wilson", None),
+        interval_doc=WILSON if (interval or getattr(value, "wilson", None)) else "",
     )
 
 
@@ -434,6 +438,8 @@ METRICS: list[Metric] = [
         "areaUnderROC. Undefined (with a note) when only one class is present.",
         peer="scikit-learn roc_auc_score; Spark MLlib areaUnderROC",
         aliases=("roc_auc", "auc"), range=(0.0, 1.0), interval=_delong,
+        interval_doc="DeLong's normal interval from the counts per distinct score, clipped "
+        "to [0, 1] as pROC (method: auto, unweighted rows); else the bootstrap",
         example="""
         >>> from evalcli import evaluate
         >>> evaluate({"task": "binary", "metrics": ["auroc"]},  # the tie at 0.8 counts 1/2

@@ -366,6 +366,8 @@ def _table_metric(name: str, summary: str, formula: str, value: Callable[..., Me
         needs=(HARD,), stats=_confusion_stats, value=value, params=params,
         conventions=(conventions + " " + COUNTS_NOTE).strip(), peer=peer, aliases=aliases,
         range=rng, in_default_set=default_set, example=example, interval=interval,
+        interval_doc="Wilson score interval (method: auto, unweighted rows); else the "
+        "bootstrap" if interval is not None else "",
     )
 
 

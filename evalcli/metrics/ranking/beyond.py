@@ -31,7 +31,13 @@ from evalcli.metrics.ranking.conventions import (
     effective,
 )
 from evalcli.metrics.ranking.frame import F64, IT, JUDGED, REL, Q, ranked, seg_cols
-from evalcli.metrics.ranking.stats import keyed, query_stat, t_interval_of, value_of
+from evalcli.metrics.ranking.stats import (
+    T_INTERVAL_DOC,
+    keyed,
+    query_stat,
+    t_interval_of,
+    value_of,
+)
 from evalcli.metrics.ranking.task import FAMILY
 from evalcli.metrics.stats import in_order_sum, product01
 
@@ -335,6 +341,8 @@ METRICS: list[Metric] = [
         summary="share of the catalog's items recommended in at least one query's top k",
         formula="coverage@k = |∪_q top_k(q) ∩ catalog| / |catalog|",
         direction="higher", needs=(), stats=_coverage_stats, value=_coverage_value,
+        interval_doc="none: the share of the catalog the lists cover is not a sum over "
+        "queries, so it does not resample (the report says so)",
         params=(K_REQUIRED, TIES.param, COMPAT),
         conventions="The catalog is the items_file option (column 'item') or, unset, every "
         "item of the truth and the predictions. With ties=average an item in a group of tied "
@@ -356,7 +364,7 @@ METRICS: list[Metric] = [
         formula="novelty@k = mean over queries of mean_{i in top_k(q)} −log2 p(i); p(i) = share "
         "of users who interacted with i",
         direction="higher", needs=(), stats=_novelty_stats, value=_novelty_value,
-        interval=t_interval_of,
+        interval=t_interval_of, interval_doc=T_INTERVAL_DOC,
         params=(K_REQUIRED, TIES.param, THRESHOLD, COMPAT),
         conventions="p(i) comes from the popularity_file option (column 'probability', or "
         "'count' divided by the total count), else from the truth: the share of queries for "
@@ -382,7 +390,7 @@ METRICS: list[Metric] = [
         formula="ILS@k = mean over queries of Σ_{i<j in top_k} sim(i, j) / C(k', 2); with "
         "features, sim is the cosine: (‖Σ u_i‖² − k') / (k'(k'−1)) for unit vectors u",
         direction="lower", needs=(), stats=_ils_stats(False), value=_ils_value,
-        interval=t_interval_of,
+        interval=t_interval_of, interval_doc=T_INTERVAL_DOC,
         params=(K_REQUIRED, STRICT_TIES.param, COMPAT),
         conventions="Similarity: cosine of the item_features_file vectors (list column "
         "'features' or numeric columns; items without features are left out), else the "
@@ -408,7 +416,7 @@ METRICS: list[Metric] = [
         summary="1 − intra-list similarity: mean pairwise dissimilarity of each top k",
         formula="diversity@k = mean over queries of 1 − ILS_q@k",
         direction="higher", needs=(), stats=_ils_stats(True), value=_ils_value,
-        interval=t_interval_of,
+        interval=t_interval_of, interval_doc=T_INTERVAL_DOC,
         params=(K_REQUIRED, STRICT_TIES.param, COMPAT),
         conventions="As intra_list_similarity. " + _COMMON,
         peer="recommenders' diversity (1 − intra-list similarity)",

@@ -40,7 +40,13 @@ from evalcli.metrics.ranking.conventions import (
     effective,
 )
 from evalcli.metrics.ranking.frame import F64, Q, joined_per_query, ranked, truth_per_query
-from evalcli.metrics.ranking.stats import query_stat, query_sum, t_interval_of, value_of
+from evalcli.metrics.ranking.stats import (
+    T_INTERVAL_DOC,
+    query_stat,
+    query_sum,
+    t_interval_of,
+    value_of,
+)
 from evalcli.metrics.ranking.task import FAMILY
 from evalcli.metrics.stats import in_order_sum
 
@@ -146,6 +152,7 @@ def _metric(name: str, summary: str, formula: str, value: ValueExpr,
         name=name, family=FAMILY, summary=summary, formula=formula, direction="higher",
         needs=(), stats=_stats_for(name, convs, value, micro),
         value=_value_for(micro), params=params, interval=None if micro else t_interval_of,
+        interval_doc="" if micro else T_INTERVAL_DOC,
         conventions=(extra_conv + " " if extra_conv else "") + conventions_text(convs)
         + " Relevant: relevance >= relevance_threshold (unjudged items are not relevant). "
         "Mean over queries, weighted by the query weight when a weight column is given.",
@@ -311,6 +318,7 @@ METRICS.append(Metric(
     formula="R-prec = hits@R / R", direction="higher", needs=(),
     stats=_rprec_stats, value=_rprec_value, params=(*(cv.param for cv in R_CONVS), THRESHOLD,
                                                     COMPAT), interval=t_interval_of,
+    interval_doc=T_INTERVAL_DOC,
     conventions=TIE_NOTE + " " + conventions_text(R_CONVS),
     peer="trec_eval Rprec; ranx r_precision; recommenders r_precision_at_k (without its cap k)",
     aliases=("rprec", "r_prec"), range=(0.0, 1.0),
@@ -366,6 +374,7 @@ METRICS.append(Metric(
     formula="AUC_q = #{(i relevant, j not): i above j} / (#relevant · #non-relevant), a tie "
     "counts 1/2; mean over queries",
     direction="higher", needs=(), stats=_auc_stats, value=_auc_value, interval=t_interval_of,
+    interval_doc=T_INTERVAL_DOC,
     params=(*(cv.param for cv in AUC_CONVS), UNSCORED, THRESHOLD, COMPAT),
     conventions="Pairs are formed within each query's recommended items: relevant items against "
     "the other recommended items (judged not relevant or unjudged). Relevant items the "

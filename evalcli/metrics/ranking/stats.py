@@ -126,6 +126,11 @@ def query_stat(name: str, k: int | None, conv: Mapping[str, Any],
                      partition_by=(Q,), per_query=per_query, conventions=dict(conv))
 
 
+T_INTERVAL_DOC = ("t interval of the per-query values, mean ± t(n−1)·s/√n, cut to the metric's "
+                  "range (method: auto, unit: queries, unweighted); else the bootstrap over "
+                  "random groups of queries")
+
+
 def t_interval_of(stats: Mapping[str, Any], params: Params, level: float, unweighted: bool
                   ) -> Interval | None:
     """The t interval of a mean over queries from the sums Σv, Σv² and the count of queries
