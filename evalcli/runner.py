@@ -231,8 +231,12 @@ def run_systems(cfg: Config, *, gating: bool = True, curves: bool = False,
     say("comparing the systems")
     result = results[baseline]
     result.systems = results
+    joint = None
+    if cfg.task == "binary" and comp.test == "auto" and u.unit in ("auto", "rows"):
+        say("reading the systems' rows side by side (McNemar, DeLong's paired test)")
+        joint = binary_rows_side_by_side(cfg, baseline)
     result.comparison = compare_systems(results, baseline, comp.test, comp.correction,
-                                        comp.alpha, u.level, u.seed)
+                                        comp.alpha, u.level, u.seed, joint=joint)
     result.failures = [f"{name}: {f}" for name, r in results.items() for f in r.failures]
     keys = ("max_drop", "max_relative_drop", "min_improvement", "min_relative_improvement")
     gates = {m.id: ChangeGate.of(e.model_dump())
@@ -241,6 +245,49 @@ def run_systems(cfg: Config, *, gating: bool = True, curves: bool = False,
     result.failures += gate_systems(result.comparison, gates)
     result.passed = not result.failures if gating else True
     return result
+
+
+def binary_rows_side_by_side(cfg: Config, baseline: str) -> dict[str, pl.DataFrame] | None:
+    """Each binary system's rows beside the baseline system's, on the rows both have: the
+    label, each side's score and hard prediction (where given), from one more pass over the
+    files (the paired closed-form tests need them row by row). ``None`` for weighted runs
+    (the tests take unweighted rows; the paired bootstrap covers weights)."""
+    import polars as pl
+
+    from evalcli.engine.align import materialize
+    from evalcli.metrics.task import TaskInput
+
+    assert cfg.systems
+    frames: dict[str, pl.LazyFrame] = {}
+    ids: list[str] = []
+    for name, spec in cfg.systems.items():
+        one = cfg.model_copy(update={"systems": None, "comparison": None, "predictions": spec,
+                                     "uncertainty": None})
+        prep = prepare(one)
+        a = materialize(prep.aligned, prep.plan.task.join)
+        if "weight" in a.roles:
+            return None
+        norm = prep.plan.task.normalize(a.lf, TaskInput(prep.plan.options, a.roles,
+                                                        a.schema))
+        ids = list(a.ids)
+        cols = [c for c in ("score", "prediction") if c in a.roles]
+        frames[name] = norm.select(*ids, "label", *cols)
+    base = frames[baseline]
+    out = {}
+    queries = []
+    for name, lf in frames.items():
+        if name == baseline:
+            continue
+        if ids:
+            j = base.join(lf.drop("label"), on=ids, how="inner", suffix=":b")
+        else:  # one file per system, no key: rows pair by position
+            j = pl.concat([base, lf.drop("label").rename(
+                {c: f"{c}:b" for c in lf.collect_schema().names() if c != "label"})],
+                how="horizontal")
+        queries.append((name, j.drop(ids)))
+    for (name, _), df in zip(queries, pl.collect_all([q for _, q in queries]), strict=True):
+        out[name] = df
+    return out
 
 
 def input_paths(cfg: Config) -> list[str]:

@@ -173,13 +173,17 @@ metrics: [auroc, log_loss, accuracy]
     rep = run_json(cli, cfg)
     assert list(rep["systems"]) == ["a", "b", "same"]
     rows = {(r["system"], r["id"]): r for r in rep["comparison"]["results"]}
+    tests = {"auroc": "delong-paired", "log_loss": "bootstrap-paired",
+             "accuracy": "mcnemar-chi2"}
     for id_ in ("auroc", "log_loss", "accuracy"):
         s = rows[("same", id_)]
         assert s["delta"] == 0.0 and s["p_value"] == 1.0 and s["change"] == \
             "no significant change"
-        assert s["ci"]["low"] == 0.0 and s["ci"]["high"] == 0.0
+        if id_ != "accuracy":  # (McNemar's interval adds 1/2 to each cell: not 0 wide)
+            assert s["ci"]["low"] == 0.0 and s["ci"]["high"] == 0.0
         d = rows[("b", id_)]
-        assert d["test"] == "bootstrap-paired" and d["n"] == 1000
+        assert d["test"] == tests[id_]
+        assert d["n"] == (1000 if id_ == "log_loss" else 600)
         assert d["ci"]["low"] <= d["delta"] <= d["ci"]["high"]
     assert rows[("b", "auroc")]["change"] == "worse"
     assert rows[("b", "log_loss")]["change"] == "worse"  # lower is better: delta > 0
@@ -354,3 +358,41 @@ uncertainty: {{}}
     m = run_json(cli, one)["metrics"][0]
     assert row == (f"ndcg@10 & {m['value']:.4f} & [{m['ci']['low']:.4f}, "
                    f"{m['ci']['high']:.4f}] \\\\")
+
+
+
+def test_binary_closed_form_paired_tests(cli: Cli, binary: dict[str, Path],
+                                         tmp_path: Path) -> None:
+    """McNemar's test (accuracy, recall, specificity) equals statsmodels' on the same rows;
+    DeLong's paired test equals the array function checked against pROC."""
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    from evalcli.uncertainty.paired import paired_delong_test
+
+    cfg = write_config(tmp_path / "c.yaml", f"""
+task: binary
+predictions: {{a: {binary['a']}, b: {binary['b']}}}
+truth: {binary['truth']}
+metrics: [accuracy, recall, specificity, {{metric: accuracy, threshold: 0.6}}, auroc]
+""")
+    rows = {r["id"]: r for r in run_json(cli, cfg)["comparison"]["results"]}
+    t = pl.read_csv(binary["truth"]).sort("id")
+    sa = pl.read_csv(binary["a"]).sort("id")["score"].to_numpy()
+    sb = pl.read_csv(binary["b"]).sort("id")["score"].to_numpy()
+    y = t["label"].to_numpy()
+    for id_, rows_of, thr in (("accuracy", None, 0.5), ("recall", 1, 0.5),
+                              ("specificity", 0, 0.5), ("accuracy[threshold=0.6]", None, 0.6)):
+        keep = np.ones(y.size, bool) if rows_of is None else y == rows_of
+        ok_a, ok_b = ((sa >= thr) == y)[keep], ((sb >= thr) == y)[keep]
+        table = [[int((ok_a & ok_b).sum()), int((ok_a & ~ok_b).sum())],
+                 [int((~ok_a & ok_b).sum()), int((~ok_a & ~ok_b).sum())]]
+        discordant = table[0][1] + table[1][0]
+        ref = mcnemar(table, exact=discordant < 25, correction=False)
+        got = rows[id_]
+        assert got["test"] == ("mcnemar-exact" if discordant < 25 else "mcnemar-chi2")
+        assert got["p_value"] == pytest.approx(ref.pvalue, rel=1e-9), id_
+        assert got["n"] == int(keep.sum())
+    ref_d = paired_delong_test(sa[y == 1], sa[y == 0], sb[y == 1], sb[y == 0])
+    assert rows["auroc"]["test"] == "delong-paired"
+    assert rows["auroc"]["p_value"] == pytest.approx(ref_d.p_value, rel=1e-12)
+    assert rows["auroc"]["ci"]["low"] == pytest.approx(ref_d.interval.low, abs=1e-12)

@@ -14,7 +14,7 @@ change is significant when its adjusted p-value is below ``alpha``.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -50,9 +50,79 @@ def _has_per_query_test(m: MetricResult) -> bool:
         m.metric not in ("catalog_coverage",)
 
 
+MCNEMAR = {"accuracy": None, "recall": 1, "specificity": 0, "fpr": 0}
+"""Binary shares of the same rows, by the label of the rows they count (``None``: all):
+McNemar's test pairs each row's correctness under the two systems."""
+
+
+def _hard(df: pl.DataFrame, side: str, params: Mapping[str, Any]) -> np.ndarray | None:
+    """A side's hard predictions for a metric's parameters, as the binary family makes them:
+    the prediction column unless a threshold is set or it is absent, else score >= 0.5."""
+    t = params.get("threshold")
+    pred, score = f"prediction{side}", f"score{side}"
+    if t is None and pred in df.columns:
+        return df[pred].cast(pl.Float64).to_numpy()
+    if score not in df.columns:
+        return None
+    return (df[score].to_numpy() >= (0.5 if t is None else t)).astype(float)
+
+
+def closed_paired(joint: Mapping[str, pl.DataFrame], results: Mapping[str, RunResult],
+                  baseline: str, level: float) -> dict[tuple[str, int], Any]:
+    """The paired closed-form tests of binary metrics on the rows the two systems share, as
+    functions of the level (a gate may ask for another): McNemar's for accuracy, recall,
+    specificity and fpr, DeLong's paired test for AUROC."""
+    from evalcli.uncertainty import paired
+
+    out: dict[tuple[str, int], Any] = {}
+    base = results[baseline]
+    for name, df in joint.items():
+        y = df["label"].cast(pl.Float64).to_numpy()
+        for j, m in enumerate(base.metrics):
+            if m.metric in MCNEMAR:
+                a, b = _hard(df, "", m.params), _hard(df, ":b", m.params)
+                if a is None or b is None:
+                    continue
+                rows = np.ones(y.size, dtype=bool) if MCNEMAR[m.metric] is None else \
+                    y == MCNEMAR[m.metric]
+                ok_a, ok_b = (a == y)[rows], (b == y)[rows]
+                counts = (int((ok_a & ~ok_b).sum()), int((~ok_a & ok_b).sum()), int(rows.sum()))
+
+                def mcnemar(lv: float, c: tuple[int, int, int] = counts,
+                            flip: bool = m.metric == "fpr") -> Any:
+                    res = paired.mcnemar_test(*c, lv)
+                    # fpr = 1 - specificity: the same test, the difference's sign flips
+                    return _flipped(res) if flip else res
+
+                out[(name, j)] = mcnemar
+            elif m.metric == "auroc" and "score" in df.columns and "score:b" in df.columns:
+                sa, sb = df["score"].to_numpy(), df["score:b"].to_numpy()
+
+                def delong(lv: float, sa: np.ndarray = sa, sb: np.ndarray = sb,
+                           y: np.ndarray = y) -> Any:
+                    return paired.paired_delong_test(sa[y == 1], sa[y == 0], sb[y == 1],
+                                                     sb[y == 0], lv)
+
+                out[(name, j)] = delong
+    return out
+
+
+def _flipped(res: Any) -> Any:
+    import dataclasses
+
+    i = res.interval
+    flipped = None if i is None else dataclasses.replace(
+        i, estimate=None if i.estimate is None else -i.estimate,
+        low=None if i.high is None else -i.high, high=None if i.low is None else -i.low)
+    return dataclasses.replace(res, estimate=None if res.estimate is None else -res.estimate,
+                               interval=flipped)
+
+
 def compare_systems(results: Mapping[str, RunResult], baseline: str, test: str,
-                    correction: str, alpha: float, level: float, seed: int) -> Comparison:
-    """Every system but ``baseline`` against it, on every metric (overall values)."""
+                    correction: str, alpha: float, level: float, seed: int,
+                    joint: Mapping[str, pl.DataFrame] | None = None) -> Comparison:
+    """Every system but ``baseline`` against it, on every metric (overall values); ``joint``:
+    binary systems' rows beside the baseline's, for the paired closed-form tests."""
     from evalcli.engine.resample import draw
     from evalcli.uncertainty import paired
 
@@ -73,11 +143,18 @@ def compare_systems(results: Mapping[str, RunResult], baseline: str, test: str,
                 reps[name] = m.own()  # its own draw is this one: reuse it
             else:
                 reps[name] = m.replicates(gr)
+    closed = closed_paired(joint, results, baseline, level) if joint else {}
     rows: list[Paired] = []
     for name, r in results.items():
         if name == baseline:
             continue
         for j, (mb, ms) in enumerate(zip(base.metrics, r.metrics, strict=True)):
+            test_at = closed.get((name, j))
+            got = test_at(level) if test_at is not None else None
+            if test_at is not None and got is not None and got.p_value is not None and \
+                    mb.value is not None and ms.value is not None:
+                rows.append(_from_closed(name, mb, ms, got, test_at))
+                continue
             rows.append(_one(name, j, mb, ms, base, r, reps, baseline, test, level, seed,
                              paired))
     p = np.array([np.nan if x.p_value is None else x.p_value for x in rows])
@@ -94,6 +171,27 @@ def compare_systems(results: Mapping[str, RunResult], baseline: str, test: str,
             row.change = "better" if better else "worse"
     return Comparison(baseline=baseline, test=test, correction=correction, alpha=alpha,
                       level=level, rows=rows)
+
+
+def _from_closed(name: str, mb: MetricResult, ms: MetricResult, res: Any,
+                 test_at: Callable[[float], Any]) -> Paired:
+    """A row from a paired closed-form test on the rows both systems share."""
+    assert mb.value is not None and ms.value is not None
+    delta = ms.value - mb.value
+    out = Paired(system=name, id=ms.id, direction=ms.direction, baseline_value=mb.value,
+                 value=ms.value, delta=delta, ci=_ci(res.interval), test=res.test,
+                 p_value=res.p_value, n=res.n, note=res.note)
+    if res.estimate is not None and abs(res.estimate - delta) > 1e-9 * max(1.0, abs(delta)):
+        out.note = ((out.note + "; ") if out.note else "") + (
+            f"the test pairs the {res.n:,} rows both systems have; its difference "
+            f"{res.estimate:+.6g} is on those rows")
+
+    def at(lv: float) -> tuple[float, float] | None:
+        i = test_at(lv).interval
+        return None if i is None or i.low is None or i.high is None else (i.low, i.high)
+
+    out.spread = at
+    return out
 
 
 def _one(name: str, j: int, mb: MetricResult, ms: MetricResult, base: RunResult,
