@@ -225,7 +225,10 @@ def partials(plan: Plan, a: Aligned, stats: Mapping[str, Stat], *, streaming: bo
                 named[f"{prefix}agg"] = rows.group_by(keys).agg(g_exprs)
             for fs in frames:
                 if fs.key in own:
-                    named[f"{prefix}frame:{fs.key}"] = fs.build(norm, keys)
+                    # a part of the input (Spark) cannot tell whether the whole has more
+                    # distinct values than the coarse grid is for: exact, the driver decides
+                    build = fs.group_build if whole and fs.group_build else fs.build
+                    named[f"{prefix}frame:{fs.key}"] = build(norm, keys)
         split = resample.unit_split_query(plan, a, norm, stats)
         if split is not None:
             named["unit_split"] = split

@@ -274,12 +274,16 @@ def _frame_replicates(fs: FrameStat, df: pl.DataFrame, gr: Groups, weights: np.n
     if any(not flat.schema[c].is_numeric() and flat.schema[c] != pl.Boolean for c in vals):
         return [None] * n, False
     g_pos = _positions(gr.ids, flat[GROUP])
-    binned = False
+    binned = fs.group_build is not None  # (coarse values: the replicates are shifted too)
     if not by:  # one row per group: the sums of the group's queries, say
         keys, k_pos = pl.DataFrame(), np.zeros(flat.height, dtype=np.int64)
     elif len(by) == 1 and flat.schema[by[0]].is_numeric() and \
             flat[by[0]].null_count() == 0:
         col = by[0]
+        if fs.group_build is not None and flat[col].n_unique() > stats_.COARSE_ABOVE:
+            # the grid the single-part engines' pass rounds to (a no-op on rounded values):
+            # the same tables whatever the engine and its parts
+            flat = flat.with_columns(stats_.coarse(pl.col(col)).cast(flat.schema[col]))
         uniq, k_pos = np.unique(flat[col].to_numpy(), return_inverse=True)
         if uniq.size > BINS:  # consecutive values into BINS bins, each at their mean
             binned = True
@@ -414,8 +418,10 @@ def intervals_for(plan: Plan, results: Sequence[MetricResult],
             assert rep is not None
             found = {}
             reps = rep[:r, j]
+            shift = 0.0
             if binned and m.value is not None and not math.isnan(rep[r, j]):
-                reps = reps + (m.value - rep[r, j])
+                shift = m.value - rep[r, j]
+                reps = reps + shift
             for level in levels:
                 if m.value is None:
                     ci = CI(None, None, level, _name(rs.method),
@@ -427,9 +433,10 @@ def intervals_for(plan: Plan, results: Sequence[MetricResult],
                     ci = to_ci(iv.percentile_interval(reps, m.value, level,
                                                       max_undefined=MAX_UNDEFINED,
                                                       method="percentile"))
-                if binned and ci.reason is None:
+                if abs(shift) > 1e-12 * max(1.0, abs(m.value or 0.0)) and ci.reason is None:
                     ci = dataclasses.replace(ci, note=_and(
-                        ci.note, f"replicates on {BINS} bins of the scores"))
+                        ci.note, "replicates on binned scores, shifted by the binning "
+                        "error of the value"))
                 found[level] = ci
         m.ci = found[rs.level]
         m.intervals = {lv: ci for lv, ci in found.items() if lv != rs.level}

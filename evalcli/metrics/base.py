@@ -205,6 +205,11 @@ class FrameStat:
     """The columns that key the table's rows when its other columns add up over parts (a
     ``sum_by`` combine says so itself); the bootstrap then resamples the table. ``None`` and no
     ``sum_by``: the table does not resample (its metrics get no bootstrap interval)."""
+    group_build: Callable[[pl.LazyFrame, list[str]], pl.LazyFrame] | None = None
+    """A cheaper build of the table for the bootstrap's random groups (the keys then include
+    the group): the same columns, its ``by`` values rounded to a coarse monotone grid
+    (:func:`evalcli.metrics.stats.coarse`) and the rows hashed into groups instead of sorted.
+    Only the replicates use it; ``None``: :attr:`build`."""
 
 
 Stat = AggStat | FrameStat

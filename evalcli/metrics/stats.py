@@ -616,6 +616,29 @@ def sum_by(df: pl.DataFrame, keys: list[str], by: list[str]) -> pl.DataFrame:
     return finalize_frame(df.group_by(group, maintain_order=True).agg(aggs))
 
 
+COARSE_BITS = 7
+"""Significant bits :func:`coarse` keeps: 128 steps per binade, a relative step of 1/128."""
+COARSE_ABOVE = 2048
+"""Distinct values beyond which the bootstrap's per-group tables are rounded by
+:func:`coarse` (the replicates' tables have at most 2,048 rows anyway: see
+``evalcli.engine.resample.BINS``); fewer stay exact."""
+
+
+def coarse(x: pl.Expr, bits: int = COARSE_BITS) -> pl.Expr:
+    """``x`` rounded to ``bits`` significant bits (a monotone grid: equal inputs stay equal,
+    order is kept up to ties, 0, ±inf and NaN unchanged). The bootstrap's per-group tables of
+    scores or errors use it: 10^7 distinct scores become a few thousand values.
+
+    >>> x = pl.DataFrame({"x": [0.1234567, 0.1235, -3.0, 0.0, float("inf")]})
+    >>> x.select(coarse(pl.col("x"), 7)).to_series().to_list()
+    [0.12353515625, 0.12353515625, -3.0, 0.0, inf]
+    """
+    ax = x.abs()
+    finite = x.is_finite() & (ax > 0)
+    step = pl.lit(2.0).pow(ax.log(2).floor() - bits)
+    return pl.when(finite).then((x / step).round() * step).otherwise(x)
+
+
 def run_totals(lf: pl.LazyFrame, key: str, cumulative: Mapping[str, pl.Expr]) -> pl.LazyFrame:
     """One row per run of equal ``key`` values in rows sorted by ``key``, with each run's total
     of every ``cumulative`` expression (a running total over the rows, e.g. ``cum_sum()``).

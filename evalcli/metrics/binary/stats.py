@@ -17,8 +17,10 @@ import polars as pl
 from evalcli.errors import MetricError
 from evalcli.metrics.base import AggStat, Context, FrameStat, Params
 from evalcli.metrics.stats import (
+    COARSE_ABOVE,
     WEIGHTED_TOP,
     CombineOp,
+    coarse,
     exact_sum,
     is_weighted,
     log_loss_top,
@@ -125,7 +127,24 @@ def score_counts(params: Params, ctx: Context) -> FrameStat:
     weighted = is_weighted(ctx)
     build = table_build(ctx, partial(_score_counts_build, weighted=weighted),
                         partial(_score_counts_sorted, weighted=weighted), _score_counts_merged)
-    return FrameStat(SCORE_COUNTS, build, partial(sum_by, by=["score"]))
+    return FrameStat(SCORE_COUNTS, build, partial(sum_by, by=["score"]),
+                     group_build=partial(_score_counts_coarse, weighted=weighted))
+
+
+def _score_counts_coarse(lf: pl.LazyFrame, keys: list[str], weighted: bool = False
+                         ) -> pl.LazyFrame:
+    """The bootstrap's per-group table: positives and negatives per score, hashed rather than
+    sorted; the scores rounded to 7 significant bits when there are more than a few thousand
+    distinct ones (10^7 rows: 1.1 s instead of 3.3 s; fewer: exact)."""
+    y, w = pl.col("label"), pl.col("weight")
+    score = pl.col("score")
+    many = score.n_unique() > COARSE_ABOVE
+    return (lf.select(*keys, pl.when(many).then(coarse(score)).otherwise(score).alias("score"),
+                      (w * y).alias("pos"),
+                      (w * (1 - y)).alias("neg"))
+            .group_by([*keys, "score"])
+            .agg(*weight_sum(pl.col("pos"), "pos", weighted),
+                 *weight_sum(pl.col("neg"), "neg", weighted)))
 
 
 def proba(params: Params, ctx: Context) -> AggStat:
