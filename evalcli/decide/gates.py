@@ -20,8 +20,11 @@ EVERY = "*"
 """The segment name of a gate that holds for every segment."""
 
 
-def check_gate(value: float | None, gate: Gate) -> tuple[bool, str | None]:
-    """Whether ``value`` passes ``gate``, and why not.
+def check_gate(value: float | None, gate: Gate, ci: CI | None = None
+               ) -> tuple[bool, str | None]:
+    """Whether ``value`` passes ``gate``, and why not. A gate with ``confidence`` or
+    ``require_confidence`` decides by ``ci``, the interval at ``2c − 1``
+    (:func:`check_confident`); without one it cannot decide, and fails.
 
     >>> check_gate(0.8, Gate(min=0.7))
     (True, None)
@@ -29,7 +32,13 @@ def check_gate(value: float | None, gate: Gate) -> tuple[bool, str | None]:
     (False, '0.6 is below the minimum 0.7')
     >>> check_gate(None, Gate(max=1.0))
     (False, 'the value is undefined, so the gate cannot pass')
+    >>> check_gate(0.884, Gate(min=0.9, confidence=0.95), CI(0.861, 0.907, 0.9, "wilson"))
+    (True, None)
+    >>> check_gate(0.884, Gate(min=0.9, require_confidence=0.95))[1]
+    'the value has no interval, so the gate cannot decide at 95% confidence'
     """
+    if _confidence(gate) is not None:
+        return check_confident(value, gate, ci)[:2]
     if value is None:
         return False, "the value is undefined, so the gate cannot pass"
     if gate.min is not None and value < gate.min:
@@ -39,6 +48,38 @@ def check_gate(value: float | None, gate: Gate) -> tuple[bool, str | None]:
     return True, None
 
 
+def plain_verdict(value: float | None, gate: Gate) -> str:
+    """A gate without a confidence's verdict, short: the value against the threshold.
+
+    >>> plain_verdict(0.93, Gate(min=0.9)), plain_verdict(0.25, Gate(max=0.2))
+    ('pass: 0.93 >= 0.9', 'fail: 0.25 > 0.2')
+    >>> plain_verdict(0.15, Gate(min=0.1, max=0.2)), plain_verdict(None, Gate(min=0.1))
+    ('pass: 0.1 <= 0.15 <= 0.2', 'fail: the value is undefined')
+    """
+    if value is None:
+        return "fail: the value is undefined"
+    v = f"{value:.6g}"
+    lo = None if gate.min is None else (">=" if value >= gate.min else "<")
+    hi = None if gate.max is None else ("<=" if value <= gate.max else ">")
+    ok = lo in (None, ">=") and hi in (None, "<=")
+    if lo is not None and hi is not None and ok:
+        said = f"{gate.min:g} <= {v} <= {gate.max:g}"
+    elif lo is not None and (lo == "<" or hi is None):
+        said = f"{v} {lo} {gate.min:g}"
+    else:
+        said = f"{v} {hi} {gate.max:g}"
+    return f"{'pass' if ok else 'fail'}: {said}"
+
+
+def _confidence(gate: Gate) -> float | None:
+    return gate.confidence if gate.confidence is not None else gate.require_confidence
+
+
+def _percent(c: float) -> str:
+    """``95%``, ``97.5%``: a confidence as written, not rounded to a whole percent."""
+    return f"{100 * c:.4g}%"
+
+
 def check_confident(value: float | None, gate: Gate, ci: CI | None
                     ) -> tuple[bool, str | None, str]:
     """Whether ``value`` passes a gate that decides with a confidence, why not, and the
@@ -46,63 +87,87 @@ def check_confident(value: float | None, gate: Gate, ci: CI | None
     are the one-sided bounds at confidence ``c``.
 
     ``confidence``: fails only when the whole interval misses the threshold (the value is
-    significantly below ``min`` / above ``max``); ``require_confidence``: passes only when the
-    whole interval meets it. Without an interval the gate cannot decide, and fails.
+    significantly below ``min`` / above ``max``); a bound equal to the threshold passes.
+    ``require_confidence``: passes only when the whole interval meets it (a bound equal to the
+    threshold meets it). Without an interval, or without a value, the gate cannot decide, and
+    fails.
 
-    >>> from evalcli.result import CI
     >>> gate = Gate(min=0.90, confidence=0.95)
-    >>> check_confident(0.884, gate, CI(0.861, 0.907, 0.9, "wilson"))[:2]
+    >>> ok, why, verdict = check_confident(0.884, gate, CI(0.861, 0.907, 0.9, "wilson"))
+    >>> ok, why
     (True, None)
+    >>> print(verdict)
+    pass: 0.884 is below 0.9 but not significantly: the one-sided 95% upper bound 0.907 >= 0.9
     >>> check_confident(0.86, gate, CI(0.84, 0.88, 0.9, "wilson"))[1]
     '0.86 is significantly below the minimum 0.9: its one-sided 95% upper bound is 0.88'
-    >>> check_confident(0.93, Gate(min=0.90, require_confidence=0.95),
-    ...                 CI(0.89, 0.96, 0.9, "wilson"))[1]
-    '0.93 is not shown to meet the minimum 0.9 at 95%: its one-sided lower bound is 0.89'
+    >>> _, why, verdict = check_confident(0.93, Gate(min=0.90, require_confidence=0.95),
+    ...                                   CI(0.89, 0.96, 0.9, "wilson"))
+    >>> print(why)
+    0.93 is not shown to meet the minimum 0.9 at 95%: its one-sided lower bound is 0.89
+    >>> print(verdict)
+    fail: 0.93 is not shown to be >= 0.9 at 95%: the one-sided lower bound 0.89 < 0.9
+    >>> check_confident(0.93, gate, CI(None, None, 0.9, "delong", reason="one class only"))[1]
+    'the value has no interval (one class only), so the gate cannot decide at 95% confidence'
     """
+    c = _confidence(gate)
+    if c is None:
+        raise ValueError("the gate has no confidence or require_confidence")
+    at = _percent(c)
     if value is None:
-        return False, "the value is undefined, so the gate cannot pass", \
-            "undefined: the gate cannot pass"
-    c = gate.confidence if gate.confidence is not None else gate.require_confidence
-    assert c is not None
+        msg = "the value is undefined, so the gate cannot pass"
+        return False, msg, f"fail: {msg}"
     if ci is None or not ci.defined:
         why = f" ({ci.reason})" if ci is not None and ci.reason else ""
-        msg = (f"the value has no interval{why}, so the gate cannot decide at "
-               f"{c:.0%} confidence")
-        return False, msg, msg
+        msg = f"the value has no interval{why}, so the gate cannot decide at {at} confidence"
+        return False, msg, f"fail: {msg}"
     lo, hi = float(ci.low), float(ci.high)  # type: ignore[arg-type]
-    bounds = f"one-sided {c:.0%} bounds [{lo:.6g}, {hi:.6g}]"
+    v = f"{value:.6g}"
     if gate.confidence is not None:
         if gate.min is not None and hi < gate.min:
-            return False, (f"{value:.6g} is significantly below the minimum {gate.min:g}: its "
-                           f"one-sided {c:.0%} upper bound is {hi:.6g}"), \
-                f"fail: {value:.6g}, {bounds}, all below {gate.min:g}"
+            return False, (f"{v} is significantly below the minimum {gate.min:g}: its "
+                           f"one-sided {at} upper bound is {hi:.6g}"), \
+                (f"fail: {v} is significantly below {gate.min:g}: the one-sided {at} upper "
+                 f"bound {hi:.6g} < {gate.min:g}")
         if gate.max is not None and lo > gate.max:
-            return False, (f"{value:.6g} is significantly above the maximum {gate.max:g}: its "
-                           f"one-sided {c:.0%} lower bound is {lo:.6g}"), \
-                f"fail: {value:.6g}, {bounds}, all above {gate.max:g}"
-        point, _ = check_gate(value, Gate(min=gate.min, max=gate.max))
-        return True, None, (f"pass: {value:.6g}, {bounds}" + (
-            "" if point else ": it misses the threshold, but not significantly"))
+            return False, (f"{v} is significantly above the maximum {gate.max:g}: its "
+                           f"one-sided {at} lower bound is {lo:.6g}"), \
+                (f"fail: {v} is significantly above {gate.max:g}: the one-sided {at} lower "
+                 f"bound {lo:.6g} > {gate.max:g}")
+        if gate.min is not None and value < gate.min:
+            return True, None, (f"pass: {v} is below {gate.min:g} but not significantly: the "
+                                f"one-sided {at} upper bound {hi:.6g} >= {gate.min:g}")
+        if gate.max is not None and value > gate.max:
+            return True, None, (f"pass: {v} is above {gate.max:g} but not significantly: the "
+                                f"one-sided {at} lower bound {lo:.6g} <= {gate.max:g}")
+        return True, None, (f"{plain_verdict(value, gate)}; one-sided {at} bounds "
+                            f"[{lo:.6g}, {hi:.6g}]")
     if gate.min is not None and lo < gate.min:
-        return False, (f"{value:.6g} is not shown to meet the minimum {gate.min:g} at "
-                       f"{c:.0%}: its one-sided lower bound is {lo:.6g}"), \
-            f"fail: {value:.6g}, {bounds}, not all >= {gate.min:g}"
+        return False, (f"{v} is not shown to meet the minimum {gate.min:g} at {at}: its "
+                       f"one-sided lower bound is {lo:.6g}"), \
+            (f"fail: {v} is not shown to be >= {gate.min:g} at {at}: the one-sided lower "
+             f"bound {lo:.6g} < {gate.min:g}")
     if gate.max is not None and hi > gate.max:
-        return False, (f"{value:.6g} is not shown to meet the maximum {gate.max:g} at "
-                       f"{c:.0%}: its one-sided upper bound is {hi:.6g}"), \
-            f"fail: {value:.6g}, {bounds}, not all <= {gate.max:g}"
-    return True, None, f"pass: {value:.6g}, {bounds}, all within the gate"
+        return False, (f"{v} is not shown to meet the maximum {gate.max:g} at {at}: its "
+                       f"one-sided upper bound is {hi:.6g}"), \
+            (f"fail: {v} is not shown to be <= {gate.max:g} at {at}: the one-sided upper "
+             f"bound {hi:.6g} > {gate.max:g}")
+    shown = " and ".join(b for b in (
+        None if gate.min is None else f"lower bound {lo:.6g} >= {gate.min:g}",
+        None if gate.max is None else f"upper bound {hi:.6g} <= {gate.max:g}") if b)
+    return True, None, f"pass: {v} is shown to meet the gate at {at}: the one-sided {shown}"
 
 
 def apply_gates(metrics: Iterable[MetricResult], where: str = "") -> list[str]:
-    """Set ``passed``/``failure`` (and ``verdict``) on gated metrics; return the failure
-    messages. A gate with ``confidence``/``require_confidence`` decides by the metric's
-    interval at the matching level (:func:`check_confident`)."""
+    """Set ``passed`` and ``failure`` on gated metrics; return the failure messages. A gate
+    with ``confidence``/``require_confidence`` decides by the metric's interval at the matching
+    level (:func:`check_confident`), which it keeps as ``gate_ci``, and says why in ``verdict``
+    (a plain gate's ``describe()`` and value say it already; the reports show no verdict for
+    it)."""
     failures = []
     for m in metrics:
         if m.gate is None:
             continue
-        c = m.gate.confidence if m.gate.confidence is not None else m.gate.require_confidence
+        c = _confidence(m.gate)
         if c is not None:
             m.gate_ci = m.interval_at(gate_level(c))
             m.passed, m.failure, m.verdict = check_confident(m.value, m.gate, m.gate_ci)
@@ -111,7 +176,7 @@ def apply_gates(metrics: Iterable[MetricResult], where: str = "") -> list[str]:
                 below = m.gate.min is not None and m.value < m.gate.min
                 bound = m.gate_ci.high if below else m.gate_ci.low
                 m.notes.append(f"misses the gate, but not significantly: its one-sided "
-                               f"{c:.0%} {'upper' if below else 'lower'} bound is "
+                               f"{_percent(c)} {'upper' if below else 'lower'} bound is "
                                f"{bound:.4g}")
         else:
             m.passed, m.failure = check_gate(m.value, m.gate)
