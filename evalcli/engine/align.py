@@ -348,7 +348,7 @@ def materialize(a: Aligned, how: str = "inner") -> Aligned:
         return a
     keys = list(a.ids)
     try:
-        left, right = pl.collect_all([a.pred_rows, a.truth_rows])
+        left, right = pl.collect_all([a.pred_rows, a.truth_rows], engine="in-memory")
     except pl.exceptions.PolarsError:
         return a
     if any(left.schema[k] != right.schema[k] for k in keys):

@@ -118,7 +118,7 @@ class Staging:
         names = {key: f"b{i}" for i, key in enumerate(bases)}
         flags = pl.QueryOptFlags(comm_subexpr_elim=False)
         row = lf.select([e.alias(names[k]) for k, e in bases.items()]).collect(
-            optimizations=flags).row(0, named=True)
+            optimizations=flags, engine="in-memory").row(0, named=True)
         out = {}
         for n, (base, then, limbs) in self.grids.items():
             v = row[names[str(base)]]
