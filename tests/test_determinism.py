@@ -451,3 +451,24 @@ def test_sums_beyond_the_float_range_do_not_crash():
     assert got["mae"] == mean_absolute_error(label, prediction)
     assert got["max_error"] == max_error(label, prediction)
     assert got["mse"] is None or got["mse"] == float("inf")
+
+
+@pytest.mark.parametrize("engine", ["polars", "streaming"])
+def test_a_quotient_is_correctly_rounded_on_every_engine(engine: str) -> None:
+    """7 hits in the top 10 is precision 0.7, not 7 x (1/10) = 0.7000000000000001 (Polars 2.1
+    divides a column by a scalar through its reciprocal on one engine only); a ROC point at 3
+    false positives of 5 is 0.6."""
+    from evalcli import evaluate
+    from evalcli.metrics.binary.extras import roc_points
+
+    items = [f"i{j}" for j in range(10)]
+    r = evaluate({"task": "ranking", "metrics": ["precision@10"], "engine": engine},
+                 predictions={"query": [1], "item": [items]},
+                 truth={"query": [1] * 7, "item": items[:7]})
+    assert r.values()["precision@10"] == 0.7
+    counts = pl.DataFrame({"score": [0.9, 0.8, 0.7], "pos": [1.0, 0.0, 4.0],
+                           "neg": [0.0, 3.0, 2.0]})
+    pts = roc_points(counts)
+    assert pts is not None
+    assert pts["fpr"].to_list() == [0.0, 0.0, 0.6, 1.0]
+    assert pts["tpr"].to_list() == [0.0, 0.2, 0.2, 1.0]

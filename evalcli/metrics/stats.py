@@ -678,6 +678,23 @@ def table_build(ctx: Context, grouped: Build, sorted_rows: Build, unweighted: Bu
     return build
 
 
+def as_column(value: float, like: pl.Expr) -> pl.Expr:
+    """The number ``value`` as a full column, as long as ``like`` (a finite, non-null column).
+
+    Divide by this rather than by a literal: Polars 2.1 divides a float column by a scalar as a
+    multiplication by its reciprocal on one engine and not on the other (7 / 10 gives
+    0.7000000000000001 in memory and 0.7 streaming; 3 / 5 gives 0.6000000000000001), so a
+    value would differ in its last bit between engines and from the peers; a column divided by a
+    column is the correctly rounded quotient on both.
+
+    >>> df = pl.DataFrame({"hits": [7.0, 3.0], "n": [1, 2]})
+    >>> df.lazy().select(pl.col("hits") / as_column(10.0, pl.col("n"))).collect(
+    ...     engine="in-memory")["hits"].to_list()
+    [0.7, 0.3]
+    """
+    return pl.lit(float(value), dtype=pl.Float64) + like.cast(pl.Float64) * 0.0
+
+
 def in_order_sum(x: pl.Expr, by: pl.Expr | str | Sequence[pl.Expr | str] | None = None
                  ) -> pl.Expr:
     """Σ x added one value after the other, in the order of ``by`` (default: the rows' order),

@@ -13,6 +13,7 @@ import polars as pl
 
 from evalcli.metrics.base import Context, Stat
 from evalcli.metrics.binary.stats import SCORE_COUNTS, score_counts
+from evalcli.metrics.stats import as_column
 from evalcli.metrics.task import Additions, Asks, Planned
 
 
@@ -63,8 +64,9 @@ def roc_points(counts: pl.DataFrame) -> pl.DataFrame | None:
     p, n = _totals(cur)
     if p <= 0 or n <= 0:
         return None
-    pts = cur.select(pl.col("score").alias("threshold"), (pl.col("fp") / n).alias("fpr"),
-                     (pl.col("tp") / p).alias("tpr"))
+    fp, tp = pl.col("fp"), pl.col("tp")
+    pts = cur.select(pl.col("score").alias("threshold"), (fp / as_column(n, fp)).alias("fpr"),
+                     (tp / as_column(p, tp)).alias("tpr"))
     start = pl.DataFrame({"threshold": [float("inf")], "fpr": [0.0], "tpr": [0.0]},
                          schema=pts.schema)
     return pl.concat([start, pts])
@@ -84,7 +86,8 @@ def pr_points(counts: pl.DataFrame) -> pl.DataFrame | None:
     p, _ = _totals(cur)
     if p <= 0:
         return None
-    return cur.select(pl.col("score").alias("threshold"), (pl.col("tp") / p).alias("recall"),
+    tp = pl.col("tp")
+    return cur.select(pl.col("score").alias("threshold"), (tp / as_column(p, tp)).alias("recall"),
                       (pl.col("tp") / (pl.col("tp") + pl.col("fp"))).alias("precision"))
 
 

@@ -48,7 +48,7 @@ from evalcli.metrics.ranking.stats import (
     value_of,
 )
 from evalcli.metrics.ranking.task import FAMILY
-from evalcli.metrics.stats import in_order_sum
+from evalcli.metrics.stats import as_column, in_order_sum
 
 c = pl.col
 
@@ -69,7 +69,7 @@ def _precision_den(conv: Mapping[str, Any], k: int | None) -> pl.Expr:
         return c("qlen").cast(F64)
     if conv.get("denominator") == "list":
         return pl.min_horizontal(pl.lit(k), c("qlen")).cast(F64)
-    return pl.lit(float(k))
+    return as_column(k, c("qlen"))
 
 
 def _precision(conv: Mapping[str, Any], k: int | None) -> pl.Expr:
