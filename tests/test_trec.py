@@ -12,6 +12,7 @@ import pytest
 
 from evalcli.errors import InputDataError
 from evalcli.io import Source, detect_format, scan
+from evalcli.io.readers import explain_read_error
 from evalcli.io.trec import trec_kind
 from tests.conftest import CONFIGS, SAMPLES
 
@@ -55,11 +56,14 @@ def test_gzip_and_config_format(tmp_path):
 
 def test_wrong_field_counts_are_clear_errors(tmp_path):
     bad = _write(tmp_path / "x.run", "q1 Q0 d1 1 0.5\n")
-    with pytest.raises(InputDataError, match=r"not a TREC qrels .* \[5\] fields"):
+    with pytest.raises(InputDataError, match=r"not a TREC qrels .* first line has 5 fields"):
         scan(Source(bad))
     mixed = _write(tmp_path / "m.run", "q1 Q0 d1 1 0.5 t\nq1 0 d2 1\n")
-    with pytest.raises(InputDataError, match=r"\[4, 6\] fields"):
-        scan(Source(mixed))
+    with pytest.raises(Exception) as err:
+        scan(Source(mixed)).collect()
+    explained = explain_read_error([Source(mixed)], err.value)
+    assert explained is not None
+    assert "line 2 has 4 fields, not at least 6" in str(explained)
     empty = _write(tmp_path / "e.qrels", "\n\n")
     with pytest.raises(InputDataError, match="empty"):
         scan(Source(empty))

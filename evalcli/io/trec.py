@@ -1,8 +1,13 @@
 """TREC formats: qrels (``query iter doc rel``) and run files (``query Q0 doc rank score tag``).
 
-Both are whitespace-separated text without a header. Which one a file is follows from its number
-of fields (4: qrels, 6: run), read from the first non-empty line; the rows are then scanned
-lazily. Column names are the ranking task's roles, so a config needs no ``columns:`` for them:
+Both are whitespace-separated text without a header, read as trec_eval 10 reads them: blank lines
+are skipped; a line starting with ``#`` is a comment (in a run after leading blanks too, in qrels
+only in the first column, as trec_eval's parsers do); a qrels line has exactly 4 fields; a run
+line has at least 6, and anything after the run tag is ignored (trec_eval's ``results.trunc`` has
+such lines, "reserved for future expansion"). Which one a file is follows from the number of fields
+of its first line (4: qrels, 6 or more: run); every line is then held to that kind, by the same
+rule in the check and in the lazy scan. Column names are the ranking task's roles, so a config
+needs no ``columns:`` for them:
 
 - qrels: ``query``, ``iteration``, ``item``, ``relevance`` (integer);
 - run: ``query``, ``q0``, ``item``, ``rank`` (integer), ``score`` (float), ``tag``.
@@ -12,9 +17,13 @@ Query and document ids stay strings, as in trec_eval (``0012`` is not ``12``).
 >>> import tempfile, os
 >>> d = tempfile.mkdtemp()
 >>> p = os.path.join(d, "a.qrels")
->>> _ = open(p, "w").write("q1 0 d1 2\\nq1 0 d2 0\\n")
+>>> _ = open(p, "w").write("# judged by A\\nq1 0 d1 2\\nq1 0 d2 0\\n")
 >>> scan_trec(Source(p)).collect().rows()
 [('q1', '0', 'd1', 2), ('q1', '0', 'd2', 0)]
+>>> r = os.path.join(d, "a.run")
+>>> _ = open(r, "w").write("q1 Q0 d1 1 2.5 bm25 reserved words\\n  # a comment\\n")
+>>> scan_trec(Source(r)).collect().rows()
+[('q1', 'Q0', 'd1', 1, 2.5, 'bm25')]
 """
 
 from __future__ import annotations
@@ -42,25 +51,28 @@ def _first_lines(path: str) -> list[str]:
     lines = head.data.decode("utf-8", "replace").split("\n")
     if not head.complete:
         lines = lines[:-1]  # cut by the head's size
-    return [line for line in lines if line.strip()][:_SNIFF_LINES]
+    return [line for line in lines
+            if line.strip() and not line.lstrip().startswith("#")][:_SNIFF_LINES]
 
 
 def trec_kind(path: str) -> str:
-    """``"qrels"`` or ``"run"``, from the number of fields of the first lines."""
+    """``"qrels"`` or ``"run"``, from the number of fields of the first line (comments and blank
+    lines skipped): 4 for qrels, 6 or more for a run. Every other line is then held to it (a
+    line that is not is an error naming it, from :func:`locate_bad_line`)."""
     lines = _first_lines(path)
     if not lines:
         raise InputDataError(f"{path} is empty (no qrels or run lines)",
                              hint="check that the file was written completely")
-    counts = {len(line.split()) for line in lines}
-    if counts == {4}:
-        return "qrels"
-    if counts == {6}:
-        return "run"
     first = lines[0].rstrip("\n")
+    count = len(first.split())
+    if count == len(QRELS):
+        return "qrels"
+    if count >= len(RUN):
+        return "run"
     raise InputDataError(
         f"{path}: not a TREC qrels (4 fields: query iter doc rel) or run file (6 fields: "
-        f"query Q0 doc rank score tag); the first lines have {sorted(counts)} fields, e.g. "
-        f"{first!r}",
+        f"query Q0 doc rank score tag, then anything); its first line has {count} fields: "
+        f"{clip(first.strip(), 120)!r}",
         hint="fix the file, or name another format in the config (format: csv, ...)",
     )
 
@@ -71,6 +83,19 @@ def _lines(path: str) -> pl.LazyFrame:
         path, has_header=False, separator="\x1f", quote_char=None,
         new_columns=["line"], schema_overrides={"line": pl.String}, comment_prefix=None,
     )
+
+
+def _kept(kind: str) -> pl.Expr:
+    """The lines trec_eval reads: not blank and not a comment (a run's comment may follow
+    blanks; a qrels comment starts in the first column)."""
+    line = pl.col("line")
+    start = line if kind == "qrels" else line.str.strip_chars_start()
+    return (line.str.strip_chars() != "") & ~start.str.starts_with("#")
+
+
+def _count_ok(kind: str, count: pl.Expr) -> pl.Expr:
+    """A line's number of fields is its kind's: exactly 4 for qrels, at least 6 for a run."""
+    return count == len(QRELS) if kind == "qrels" else count >= len(RUN)
 
 
 _LAYOUT = {"qrels": "query iteration doc relevance (an integer)",
@@ -88,23 +113,24 @@ def locate_bad_line(source: Source, file: str) -> InputDataError | None:
     names = QRELS if kind == "qrels" else RUN
     fields = pl.col("line").str.extract_all(r"\S+")
     count = fields.list.len()
-    bad = [(count > 0) & (count != len(names))]
+    bad = [~_count_ok(kind, count)]
     for i, name in enumerate(names):
         if name in _INT or name in _FLOAT:
             value = fields.list.get(i, null_on_oob=True)
             typed = value.cast(pl.Int64 if name in _INT else pl.Float64, strict=False)
             bad.append(value.is_not_null() & typed.is_null())
-    first = _lines(file).with_row_index("__line", offset=1).filter(pl.any_horizontal(bad)) \
-        .head(1).collect()
+    first = (_lines(file).with_row_index("__line", offset=1).filter(_kept(kind))
+             .filter(pl.any_horizontal(bad)).head(1).collect())
     if not first.height:
         return None
     number, line = int(first.item(0, "__line")), str(first.item(0, "line"))
     shown = clip(line.strip(), 120)
     got = line.split()
     fix = f"fix the line: a TREC {kind} line is '{_LAYOUT[kind]}'"
-    if len(got) != len(names):
+    if len(got) != len(names) and (kind == "qrels" or len(got) < len(names)):
+        want = f"{len(names)}" if kind == "qrels" else f"at least {len(names)}"
         return InputDataError(
-            f"{source.path}: line {number} has {len(got)} fields, not {len(names)} as the "
+            f"{source.path}: line {number} has {len(got)} fields, not {want} as the "
             f"lines before it ({' '.join(names)}): {shown!r}", hint=fix)
     for i, name in enumerate(names):
         if name in _INT or name in _FLOAT:
@@ -123,13 +149,17 @@ def scan_trec(source: Source) -> pl.LazyFrame:
     kind = trec_kind(source.path)
     names = QRELS if kind == "qrels" else RUN
     lines = _lines(source.path)
-    fields = pl.col("line").str.extract_all(r"\S+")
+    fields = pl.col("__fields")
+    ok = _count_ok(kind, fields.list.len())
     exprs = []
     for i, name in enumerate(names):
-        col = fields.list.get(i, null_on_oob=False)
-        if name in _INT:
-            col = col.cast(pl.Int64)
-        elif name in _FLOAT:
-            col = col.cast(pl.Float64)
+        col = fields.list.get(i, null_on_oob=True)
+        if name in _INT or name in _FLOAT:
+            # a line of the wrong length makes its number unreadable, so the scan fails and
+            # locate_bad_line names the line (the check and the scan apply the same rule)
+            col = pl.when(ok).then(col).otherwise(pl.lit("<wrong number of fields>"))
+            col = col.cast(pl.Int64 if name in _INT else pl.Float64)
         exprs.append(col.alias(name))
-    return lines.filter(pl.col("line").str.strip_chars() != "").select(exprs)
+    return (lines.filter(_kept(kind))
+            .select(pl.col("line").str.extract_all(r"\S+").alias("__fields"))
+            .select(exprs))

@@ -1,0 +1,173 @@
+"""trec_eval's own regression suite (``tests/data/trec_eval``, copied from its repository; see
+the README there) run through evalcli with ``compat: trec_eval``: every measure evalcli has equals
+trec_eval's printed value to its 4 decimals, per query and for ``all``.
+
+The expected numbers are trec_eval's output files, never evalcli's; the measure names map to
+evalcli's metric ids below. Options: ``-c`` is ``missing: zero`` (a query of the qrels without
+any retrieved document counts 0); without it such a query is dropped (trec_eval's default).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from evalcli.config import parse_config
+from evalcli.io import Source, scan
+from evalcli.io.readers import explain_read_error
+from evalcli.runner import run_config
+
+DATA = Path(__file__).parent / "data" / "trec_eval"
+
+_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+MEASURES: dict[str, str] = {
+    "map": "map", "Rprec": "r_precision", "recip_rank": "mrr", "ndcg": "ndcg",
+    "set_P": "precision", "set_recall": "recall", "set_F": "f1",
+    **{f"P_{k}": f"precision@{k}" for k in _CUTS},
+    **{f"recall_{k}": f"recall@{k}" for k in _CUTS},
+    **{f"ndcg_cut_{k}": f"ndcg@{k}" for k in _CUTS},
+    **{f"map_cut_{k}": f"map@{k}" for k in _CUTS},
+    **{f"success_{k}": f"hit_rate@{k}" for k in (1, 5, 10)},
+}
+
+
+def trec_eval_output(name: str) -> dict[tuple[str, str], str]:
+    """(measure, query or 'all') -> the printed value, from one of trec_eval's output files."""
+    out = {}
+    for line in (DATA / name).read_text().splitlines():
+        measure, query, value = line.split()
+        out[(measure, query)] = value
+    return out
+
+
+def evalcli_values(qrels: str, run: str, **params: Any
+                   ) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    """The mean and per-query values of every metric of MEASURES (``params``: each metric's;
+    a query left out by a policy has no values)."""
+    cfg = parse_config({
+        "task": "ranking", "predictions": {"path": str(DATA / run), "format": "trec"},
+        "truth": {"path": str(DATA / qrels), "format": "trec"},
+        "options": {"compat": "trec_eval"},
+        "metrics": [{"metric": m, **params} for m in MEASURES.values()]}, "test", DATA)
+    result = run_config(cfg, per_query_values=True)
+    ids = dict(zip(MEASURES.values(), (m.id for m in result.metrics), strict=True))
+    means = {mid: m.value for mid, m in zip(MEASURES.values(), result.metrics, strict=True)}
+    assert result.per_query is not None
+    per_query: dict[str, dict[str, float]] = {}
+    for row in result.per_query.iter_rows(named=True):
+        values = {mid: row[ids[mid]] for mid in MEASURES.values()}
+        if any(v is not None for v in values.values()):
+            per_query[str(row["query"])] = values
+    return means, per_query
+
+
+def _check(expected: dict[tuple[str, str], str], means: dict[str, float],
+           per_query: dict[str, dict[str, float]], queries: set[str]) -> int:
+    checked = 0
+    wrong = []
+    for (measure, query), printed in expected.items():
+        if measure not in MEASURES:
+            continue
+        mid = MEASURES[measure]
+        got = means[mid] if query == "all" else per_query.get(query, {}).get(mid, 0.0)
+        if query != "all" and query not in queries:
+            continue
+        if f"{got:.4f}" != printed:
+            wrong.append(f"{measure} {query}: trec_eval {printed}, evalcli {got:.6f}")
+        checked += 1
+    assert not wrong, "\n".join(wrong)
+    return checked
+
+
+def test_all_trec_per_query_and_mean():
+    expected = trec_eval_output("out.test.aq")
+    means, per_query = evalcli_values("qrels.test", "results.test")
+    assert set(per_query) == {"301", "302", "303"}
+    n = _check(expected, means, per_query, set(per_query))
+    assert n == 4 * len(MEASURES)  # every measure, three queries and all
+
+
+def test_default_output_and_qrels_with_comments_give_the_same_numbers():
+    """trec_eval's quicktest: ``qrels.test.with-comments`` gives ``out.test`` too. One of its
+    comments has four tokens, which read as a qrels row would add a phantom query '#'."""
+    expected = trec_eval_output("out.test")
+    for qrels in ("qrels.test", "qrels.test.with-comments"):
+        means, per_query = evalcli_values(qrels, "results.test")
+        assert set(per_query) == {"301", "302", "303"}, qrels
+        assert _check(expected, means, per_query, set()) >= 5
+
+
+def test_comments_are_skipped_and_other_lines_kept():
+    plain = scan(Source(str(DATA / "qrels.test"), format="trec")).collect()
+    commented = scan(Source(str(DATA / "qrels.test.with-comments"), format="trec")).collect()
+    # the line after the comment 'comment in docno' is a document whose id holds '#'
+    assert "CR#93E-1860" in commented["item"].to_list()
+    renamed = commented.with_columns(pl.col("item").str.replace("CR#93E", "CR93E"))
+    assert renamed.equals(plain)
+
+
+def test_truncated_run_with_trailing_words_and_c_option():
+    """``results.trunc`` (query 302 missing; lines with 7-9 fields) with ``-c``."""
+    lines = (DATA / "results.trunc").read_text().splitlines()
+    assert {len(line.split()) for line in lines} == {6, 7, 8, 9}
+    run = scan(Source(str(DATA / "results.trunc"), format="trec")).collect()
+    assert run.height == len(lines)
+    assert run.columns == ["query", "q0", "item", "rank", "score", "tag"]
+    long = [i for i, line in enumerate(lines) if len(line.split()) > 6]
+    assert all(run["tag"][i] == lines[i].split()[5] for i in long)
+    expected = trec_eval_output("out.test.aqc")
+    means, per_query = evalcli_values("qrels.test", "results.trunc", missing="zero")
+    n = _check(expected, means, per_query, {"301", "302", "303"})
+    assert n == 4 * len(MEASURES)
+
+
+def test_without_c_a_query_without_results_is_left_out():
+    means, per_query = evalcli_values("qrels.test", "results.trunc")
+    assert set(per_query) == {"301", "303"}
+    expected = trec_eval_output("out.test.aqc")
+    # the mean over the two queries evaluated: (301 + 303) / 2 of -c's per-query values
+    for measure in ("map", "P_10", "ndcg", "recip_rank"):
+        both = [float(expected[(measure, q)]) for q in ("301", "303")]
+        assert means[MEASURES[measure]] == pytest.approx(sum(both) / 2, abs=1e-4)
+
+
+def test_run_comments_may_follow_blanks(tmp_path):
+    run = tmp_path / "r.run"
+    run.write_text("# produced by bm25\n301 Q0 d1 1 2.0 t\n   # indented comment\n"
+                   "\n301 Q0 d2 2 1.0 t\n")
+    assert scan(Source(str(run))).collect()["item"].to_list() == ["d1", "d2"]
+
+
+def test_a_qrels_comment_is_only_in_the_first_column(tmp_path):
+    """As trec_eval reads qrels: '#' starts a comment in the first column; elsewhere the line is
+    data (a 4-field line whose query is '#x' is a qrels row; a 5-field one is an error)."""
+    q = tmp_path / "q.qrels"
+    q.write_text("301 0 d1 1\n #x 0 d2 1\n")
+    assert scan(Source(str(q))).collect()["query"].to_list() == ["301", "#x"]
+    q.write_text("301 0 d1 1\n # pass 2 1 x\n")
+    with pytest.raises(pl.exceptions.PolarsError) as err:
+        scan(Source(str(q))).collect()
+    explained = explain_read_error([Source(str(q))], err.value)
+    assert explained is not None and "line 2 has 5 fields, not 4" in str(explained)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("301 Q0 d1 1 2.0 t\n301 Q0 d2 2 1.0\n", r"line 2 has 5 fields, not at least 6"),
+    ("301 Q0 d1 1 2.0 t\n301 Q0 d2 2 high t extra\n",
+     r"line 2, field 5 \(score\) holds 'high'"),
+    ("301 0 d1 1\n301 0 d2 1 extra\n", r"line 2 has 5 fields, not 4"),
+])
+def test_lines_past_the_head_are_held_to_the_same_rule(tmp_path, text, message):
+    """The detection and the scan agree on every line: a line of the wrong length anywhere in
+    the file is an error naming it, never silently cut or padded."""
+    path = tmp_path / "x.trec"
+    path.write_text(text)
+    lf = scan(Source(str(path)))
+    with pytest.raises(pl.exceptions.PolarsError) as err:
+        lf.collect()
+    explained = explain_read_error([Source(str(path))], err.value)
+    assert explained is not None and re.search(message, str(explained)), explained
