@@ -398,6 +398,29 @@ def _ranking(measure: Callable[[Mapping[str, Any]], str],
     return _per_metric(ref)
 
 
+def _count_sum(measure: str) -> Reference:
+    """A trec_eval count (pytrec_eval) per query, summed over the queries evalcli's defaults
+    keep: those with relevant items in both files, and (missing=zero, unless compat:
+    trec_eval) a query with relevant items and no predictions, which adds its relevant items
+    and counts as a query (trec_eval -c)."""
+    def ref(c: Call, params: Mapping[str, Any]) -> float:
+        import pytrec_eval
+
+        run, qrels = _lists(c)
+        judged = {q: {i: int(r) for i, r in items.items()} for q, items in qrels.items()}
+        per = pytrec_eval.RelevanceEvaluator(judged, {measure}).evaluate(run)
+        total = 0.0
+        for q, n_rel in _relevant(c).items():
+            if n_rel == 0:
+                continue  # no_relevant=drop
+            if q in run:
+                total += per[q][measure]
+            elif params.get("compat") != "trec_eval":
+                total += {"num_q": 1.0, "num_rel": float(n_rel)}.get(measure, 0.0)
+        return total
+    return _per_metric(ref)
+
+
 def _precision_list(c: Call, q: str, v: float, ps: Mapping[str, Any]) -> float:
     """denominator=list: hits@k over min(k, list length) instead of k."""
     n = len(_lists(c)[0][q])
@@ -515,6 +538,8 @@ REFERENCES: dict[str, Reference] = {
     "ranking/ndcg": _per_metric(_ndcg),
     "ranking/dcg": _per_metric(_dcg),
     "ranking/r_precision": _ranking(lambda ps: "Rprec"),
+    **{f"ranking/{name}": _count_sum(name) for name in
+       ("num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret")},
     "ranking/auc": _per_metric(_auc),
     "ranking/catalog_coverage": _per_metric(_coverage),
     "ranking/novelty": _per_metric(_novelty),

@@ -131,6 +131,8 @@ TRAITS: dict[str, Traits] = {
     "ranking/dcg": Traits("other", None),
     "ranking/r_precision": Traits("other", None),
     "ranking/auc": Traits("other", None),
+    **{f"ranking/{name}": Traits("other", None)  # counts: weights play no part
+       for name in ("num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret")},
     "ranking/catalog_coverage": Traits("other", None, {"k": 3}),  # weights play no part
     "ranking/novelty": Traits("other", None, {"k": 3}),
     "ranking/intra_list_similarity": Traits("other", None, {"k": 3}),

@@ -126,7 +126,7 @@ def _ranked(lf: pl.LazyFrame, ties: str, thr: float, gain: str) -> pl.LazyFrame:
     s_tie = c("_gs") - c("_qs")
     n_tie = c("_ge") - c("_gs") + 1
     base: list[str | pl.Expr] = [
-        Q, IT, "weight", *segs, "b", "g",
+        Q, IT, "weight", *segs, "b", "g", c(REL).is_not_null().alias("judged"),
         pos.alias("pos"),
         (c("_qe") - c("_qs") + 1).alias("qlen"),
         s_tie.alias("s_tie"),
@@ -194,7 +194,8 @@ def _top(memo: Memo, lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None) -
         ap_term.alias("_ap"),
         straddle.alias("_straddle"),
         none_factor.alias("_none"),
-        *([(above * neg).alias("_auc"), c("b").alias("b"), neg.alias("_neg")]
+        *([(above * neg).alias("_auc"), c("b").alias("b"), neg.alias("_neg"),
+           (c("judged") & (c("b") == 0)).alias("_nonrel_judged")]
           if k is None else []),
     )
     # a query's rows are in one part and sorted by position: its sums add in that order (the
@@ -211,7 +212,8 @@ def _top(memo: Memo, lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None) -
     ]
     if k is None:
         aggs += [in_order_sum(c("_auc")).alias("auc_num"), c("b").sum().alias("auc_pos"),
-                 c("_neg").sum().alias("auc_neg")]
+                 c("_neg").sum().alias("auc_neg"),
+                 c("_nonrel_judged").sum().cast(pl.Int64).alias("nonrel_judged")]
     per = rows.group_by(Q).agg(aggs)
     # RR: only the first group holding a relevant item matters (one row per query when there
     # are no ties); P_t = (r/n)·Π_{i<t} (n−r−i+1)/(n−i) along that group
@@ -309,7 +311,8 @@ def _joined(memo: Memo, lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None
         c("straddle").fill_null(False).alias("straddle"),
         rel.alias("R"),
         c("J").fill_null(0).alias("J"),
-        *([c("auc_num"), c("auc_pos"), c("auc_neg")] if k is None else []),
+        *([c("auc_num"), c("auc_pos"), c("auc_neg"),
+           c("nonrel_judged").fill_null(0).alias("nonrel_judged")] if k is None else []),
         status.alias("status"),
         keep.alias("keep"),
     )

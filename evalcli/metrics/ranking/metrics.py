@@ -396,3 +396,75 @@ METRICS.append(Metric(
     {'auc': 0.5, 'auc[unscored_relevant=ignore]': 0.75}
     """,
 ))
+
+
+# --------------------------------------------------------------------------- counts
+
+COUNT_CONVS = POLICIES  # ties does not change a count; the shared frames take it
+COUNTS: dict[str, tuple[str, str, Callable[[], pl.Expr], str]] = {
+    # name: (summary, formula, per-query count, example's value)
+    "num_q": ("number of queries evaluated (kept by the policies)", "Σ_q 1",
+              lambda: pl.lit(1.0), "2.0"),
+    "num_ret": ("number of items retrieved, summed over the queries evaluated",
+                "Σ_q |list_q|", lambda: c("qlen").cast(F64), "5.0"),
+    "num_rel": ("number of relevant items, summed over the queries evaluated",
+                "Σ_q R_q", lambda: c("R").cast(F64), "3.0"),
+    "num_rel_ret": ("number of relevant items retrieved, summed over the queries evaluated",
+                    "Σ_q |list_q ∩ relevant_q|", lambda: c("hits"), "1.0"),
+    "num_nonrel_judged_ret": (
+        "number of retrieved items judged not relevant, summed over the queries evaluated",
+        "Σ_q |list_q ∩ judged_q \\ relevant_q|", lambda: c("nonrel_judged").cast(F64), "2.0"),
+}
+
+
+def _count_stats(name: str) -> Callable[[Params, Context], Sequence[Stat]]:
+    count = COUNTS[name][2]
+
+    def stats(params: Params, ctx: Context) -> Sequence[Stat]:
+        conv = effective(params, ctx, COUNT_CONVS)
+
+        def per_query(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+            pq = joined_per_query(ctx.memo, lf, conv, None)
+            return pq.select(Q, *keys, "w", "status", "straddle",
+                             pl.when(c("keep")).then(count()).alias("value"))
+
+        kept = c("value").is_not_null()
+        extra = {"total": lambda: query_sum(pl.when(kept).then(c("value")), "total")}
+        return [query_stat(name, None, conv, per_query, extra)]
+
+    return stats
+
+
+def _count_value(stats: StatValues, params: Params) -> MetricValue:
+    mv = value_of(stats, None)
+    df = next(iter(stats.values()))
+    mv.value = float(df["total"][0]) if df.height else 0.0
+    return mv
+
+
+def _count_metric(name: str) -> Metric:
+    summary, formula, _, value = COUNTS[name]
+    return Metric(
+        name=name, family=FAMILY, summary=summary, formula=formula + " (a sum, not a mean)",
+        direction="higher", needs=(), stats=_count_stats(name), value=_count_value,
+        params=(*(cv.param for cv in COUNT_CONVS), THRESHOLD, COMPAT),
+        interval_doc="none: a count of the evaluated queries' items, not an estimate",
+        conventions="A count, summed over the queries the policies keep (weights are not "
+        "applied): with compat: trec_eval, the queries of both files (trec_eval's default); "
+        "with missing=zero, also the queries of the truth without predictions (trec_eval -c), "
+        "which add their relevant items. Relevant: relevance >= relevance_threshold. "
+        "Not in the default set: name it. " + conventions_text(COUNT_CONVS),
+        peer=f"trec_eval {name} (its 'all' line is the sum over queries)",
+        range=(0.0, None), in_default_set=False,
+        example=f"""
+    >>> from evalcli import evaluate
+    >>> evaluate({{"task": "ranking", "metrics": ["{name}"]}},
+    ...     predictions={{"query": [1, 2], "item": [["a", "b", "c"], ["x", "y"]]}},
+    ...     truth={{"query": [1, 1, 1, 2, 2], "item": ["a", "b", "e", "z", "y"],
+    ...            "relevance": [1, 0, 1, 1, 0]}}).values()
+    {{'{name}': {value}}}
+    """,
+    )
+
+
+METRICS += [_count_metric(name) for name in COUNTS]
