@@ -311,8 +311,14 @@ def parse_metric_id(text: str) -> tuple[str, int | None, dict[str, str]]:
     (('ndcg', 10, {}), ('auroc', None, {}))
     >>> parse_metric_id("fbeta[beta=2]")
     ('fbeta', None, {'beta': '2'})
+
+    trec_eval's ``name.N`` is ``name@N`` (its ``name_N`` is resolved by the registry):
+
+    >>> parse_metric_id("ndcg_cut.10"), parse_metric_id("P.5")
+    (('ndcg_cut', 10, {}), ('p', 5, {}))
     """
-    m = re.fullmatch(r"\s*([A-Za-z_][\w\-]*)\s*(?:@\s*([^\s\[]+))?\s*(?:\[(.*)\])?\s*", text)
+    m = re.fullmatch(r"\s*([A-Za-z_][\w\-]*)\s*(?:(?:@\s*|\.)([^\s\[]+))?\s*(?:\[(.*)\])?\s*",
+                     text)
     if not m:
         raise ConfigError(
             f"'{clip(text)}' is not a metric id",

@@ -174,3 +174,23 @@ def test_lines_past_the_head_are_held_to_the_same_rule(tmp_path, text, message):
         lf.collect()
     explained = explain_read_error([Source(str(path))], err.value)
     assert explained is not None and re.search(message, str(explained)), explained
+
+
+def test_trec_eval_output_format_prints_trec_evals_lines(cli, tmp_path):
+    """``-f trec_eval`` (and ``-o x.treceval``) with per-query values prints trec_eval -q's lines
+    for every measure evalcli has: each line is, byte for byte, a line of trec_eval's output."""
+    names = ["num_q", "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "recip_rank", "P_5",
+             "P.100", "recall_10", "ndcg", "ndcg_cut.10", "map_cut_10", "success_5", "set_F"]
+    args = ["compare", str(DATA / "results.test"), str(DATA / "qrels.test"), "--format-in",
+            "trec", "--per-query", str(tmp_path / "pq.csv"), "-o", str(tmp_path / "r.treceval"),
+            "-f", "trec_eval"]
+    for name in names:
+        args += ["-m", name]
+    r = cli(*args)
+    assert r.exit_code == 0, r.stderr
+    ours = r.stdout.splitlines()
+    assert (tmp_path / "r.treceval").read_text().splitlines() == ours
+    theirs = set((DATA / "out.test.aq").read_text().splitlines())
+    assert len(ours) == 3 * (len(names) - 1) + len(names)  # num_q only on 'all'
+    assert [line for line in ours if line not in theirs] == []
+    assert ours[-len(names):][0].startswith("num_q                 \tall\t3")

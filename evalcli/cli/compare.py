@@ -81,7 +81,8 @@ def compare(
         "--drop-unmatched", help="Evaluate matched rows only instead of failing.")] = False,
     format: Annotated[OutputFormat, typer.Option(
         "--format", "-f", metavar="FORMAT", help="What to print on stdout: table, json, "
-        "markdown, junit, html or none.")] = OutputFormat.table,
+        "markdown, junit, html, trec_eval (its measure/query/value lines) or none.")
+    ] = OutputFormat.table,
     output: Annotated[list[Path] | None, typer.Option(
         "--output", "-o", metavar="PATH", help="Write the report here (the format comes from "
         "the extension); repeatable.", dir_okay=False)] = None,
@@ -97,8 +98,8 @@ def compare(
         "this .parquet, .csv or .jsonl file.", dir_okay=False)] = None,
     format_in: Annotated[InputFormat | None, typer.Option(
         "--format-in", metavar="FORMAT", help="The format of standard input ('-', else read "
-        "from its content) or of a file whose name does not say it: csv, tsv, jsonl or "
-        "parquet.")] = None,
+        "from its content) or of a file whose name does not say it: csv, tsv, jsonl, "
+        "parquet or trec (qrels and run files).")] = None,
     vs: Annotated[list[str] | None, typer.Option(
         "--vs", metavar="PATH", help="Another system's predictions on the same truth: each is "
         "compared with PREDICTIONS (the baseline) by paired tests, with intervals on the "

@@ -39,6 +39,7 @@ class OutputFormat(str, Enum):
     markdown = "markdown"
     junit = "junit"
     html = "html"
+    trec_eval = "trec_eval"
     none = "none"
 
 
@@ -58,6 +59,7 @@ class InputFormat(str, Enum):
     tsv = "tsv"
     jsonl = "jsonl"
     parquet = "parquet"
+    trec = "trec"
 
 
 class CiMethod(str, Enum):
@@ -90,12 +92,13 @@ def run(
         help="The YAML config (see 'evalcli schema').", dir_okay=False, metavar="CONFIG")],
     format: Annotated[OutputFormat, typer.Option(
         "--format", "-f", metavar="FORMAT", help="What to print on stdout: table, json, "
-        "markdown, junit, html or none (json prints only the report).")
+        "markdown, junit, html, trec_eval (its measure/query/value lines) or none (json prints "
+        "only the report).")
     ] = OutputFormat.table,
     output: Annotated[list[Path] | None, typer.Option(
         "--output", "-o", metavar="PATH", help="Write the report here, atomically; the format "
-        "comes from the extension (.json, .md, .xml, .html). Repeatable; adds to the config's "
-        "'report:'.", dir_okay=False)] = None,
+        "comes from the extension (.json, .md, .xml, .html, .tex, .treceval). Repeatable; adds to "
+        "the config's 'report:'.", dir_okay=False)] = None,
     predictions: Annotated[str | None, typer.Option(
         "--predictions", "-p", metavar="PATH",
         help="Use this predictions file instead of the config's.")] = None,

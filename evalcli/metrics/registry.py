@@ -60,6 +60,9 @@ BUILTIN_MODULES = (
 ENTRY_POINT_GROUP = "evalcli.metrics"
 BUILTIN = "built-in"
 NAME_RE = re.compile(r"[a-z_][a-z0-9_\-]*")
+TREC_CUTOFF = re.compile(r"([a-z_][a-z0-9_]*?)[._]([0-9]+)")
+"""trec_eval's form of a measure at a cut-off (``P_5``, ``ndcg_cut.10``): a name (or alias)
+that takes a cut-off, then ``_`` or ``.`` and the cut-off."""
 """Metric names and aliases: lower case, as ``parse_metric_id`` reads them from a config."""
 PEER_PARAMS = ("average",)
 """Parameters whose values name variants of a metric in the peers' vocabulary: each value ``v``
@@ -303,6 +306,12 @@ class Registry:
         peer = self.peer_names(family).get(name.lower())
         if peer is not None:
             return self.metrics[self._k(family, peer.metric)], dict(peer.params)
+        # trec_eval's names of a measure at a cut-off: P_5, P.5, ndcg_cut_10, success.1
+        cut = TREC_CUTOFF.fullmatch(name.lower())
+        if cut is not None:
+            m = self._holder(family, cut[1])
+            if m is not None and m.cutoff is not None:
+                return m, {m.cutoff: int(cut[2])}
         raise self._unknown(family, name)
 
     def get(self, family: str, name: str) -> Metric:

@@ -24,6 +24,7 @@ class ReportFormat(str, Enum):
     junit = "junit"
     html = "html"
     latex = "latex"
+    trec_eval = "trec_eval"
 
 
 EXTENSIONS = {
@@ -35,6 +36,7 @@ EXTENSIONS = {
     ".htm": ReportFormat.html,
     ".txt": ReportFormat.table,
     ".tex": ReportFormat.latex,
+    ".treceval": ReportFormat.trec_eval,
 }
 
 
@@ -45,6 +47,7 @@ _RENDERERS = {
     ReportFormat.junit: ("junit", "render"),
     ReportFormat.html: ("html", "render"),
     ReportFormat.latex: ("latex", "render"),
+    ReportFormat.trec_eval: ("treceval", "render"),
 }
 
 
@@ -74,7 +77,8 @@ def format_for(path: Path) -> ReportFormat:
     if fmt is None:
         raise ConfigError(
             f"cannot tell the report format of {path} from its extension",
-            hint="use .json, .md, .xml (JUnit), .html, .tex (LaTeX) or .txt",
+            hint="use .json, .md, .xml (JUnit), .html, .tex (LaTeX), .treceval (trec_eval's "
+            "lines) or .txt",
         )
     return fmt
 

@@ -166,7 +166,7 @@ TIE_NOTE = ("Ties: with ties=average the value is the expectation over a random 
 METRICS: list[Metric] = [
     _metric("precision", "share of the top k recommended items that are relevant",
             "P@k = hits@k / k (denominator=list: / min(k, |list|); no k: / |list|)",
-            _precision, (*POLICIES, PRECISION_DEN), aliases=("p", "precision_at_k"),
+            _precision, (*POLICIES, PRECISION_DEN), aliases=("p", "precision_at_k", "set_p"),
             extra_conv=TIE_NOTE, example="""
             >>> from evalcli import evaluate
             >>> evaluate({"task": "ranking", "metrics": [
@@ -176,7 +176,7 @@ METRICS: list[Metric] = [
             {'precision@5': 0.2, 'precision@5[denominator=list]': 0.3333333333333333}
             """),
     _metric("recall", "share of the relevant items found in the top k",
-            "R@k = hits@k / R", _recall, POLICIES, aliases=("r", "recall_at_k"),
+            "R@k = hits@k / R", _recall, POLICIES, aliases=("r", "recall_at_k", "set_recall"),
             extra_conv=TIE_NOTE, example="""
             >>> from evalcli import evaluate
             >>> r = evaluate({"task": "ranking", "metrics": ["recall@2"]},
@@ -188,7 +188,8 @@ METRICS: list[Metric] = [
             """),
     _metric("f1", "harmonic mean of precision@k and recall@k, per query",
             "F1@k = 2·P@k·R@k / (P@k + R@k) = 2·hits@k / (k + R)", _f1,
-            (*POLICIES, PRECISION_DEN), aliases=("f1_at_k", "f_measure"), extra_conv=TIE_NOTE,
+            (*POLICIES, PRECISION_DEN), aliases=("f1_at_k", "f_measure", "set_f"),
+            extra_conv=TIE_NOTE,
             example="""
             >>> from evalcli import evaluate
             >>> evaluate({"task": "ranking", "metrics": ["f1@2"]},  # P@2 = 1/2, R@2 = 1
@@ -237,7 +238,7 @@ METRICS: list[Metric] = [
             """),
     _metric("map", "mean average precision (at k)",
             "AP@k = Σ_{i<=k} b_i·P@i / R (denominator=min_k_relevant: / min(k, R))",
-            _map, (*POLICIES, MAP_DEN), aliases=("mean_average_precision", "map_at_k"),
+            _map, (*POLICIES, MAP_DEN), aliases=("mean_average_precision", "map_at_k", "map_cut"),
             extra_conv=TIE_NOTE, example="""
             >>> from evalcli import evaluate
             >>> evaluate({"task": "ranking", "metrics": [
