@@ -283,15 +283,36 @@ def wilson_interval_clustered(successes: npt.ArrayLike, totals: npt.ArrayLike,
     return Interval(p, low, high, level, method, std_error=math.sqrt(variance), note=note)
 
 
-def _midranks(x: FloatArray) -> FloatArray:
-    """Ranks 1..n of ``x``, ties given the mean of the ranks they span (O(n log n))."""
-    order = np.argsort(x, kind="mergesort")
-    ordered = x[order]
-    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1], [True])))
-    run_rank = (starts[:-1] + starts[1:] + 1) / 2.0
-    ranks = np.empty(x.size, dtype=np.float64)
-    ranks[order] = np.repeat(run_rank, np.diff(starts))
-    return ranks
+def _placements(x: FloatArray, y: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """DeLong's structural components of one system from one sort of its ``m + n`` scores:
+    ``V10_i = (negatives below x_i + negatives equal to x_i / 2) / n`` per positive and
+    ``V01_j = (positives above y_j + positives equal to y_j / 2) / m`` per negative, in the
+    input order. (Sun & Xu write them with midranks, ``(Tz - Tx) / n``: the same numbers; one
+    sort whose order within ties does not matter replaces their three stable ones.)
+
+    >>> v10, v01 = _placements(np.array([0.9, 0.5]), np.array([0.5, 0.1, 0.7]))
+    >>> v10.tolist(), v01.tolist()
+    ([1.0, 0.5], [0.75, 1.0, 0.5])
+    """
+    m, n = x.size, y.size
+    z = np.concatenate((x, y))
+    order = np.argsort(z)
+    ordered = z[order]
+    positive = order < m
+    new_run = np.empty(z.size, dtype=bool)
+    new_run[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new_run[1:])
+    starts = np.flatnonzero(new_run)
+    length = np.diff(np.append(starts, z.size))  # runs of equal scores, in score order
+    pos_in = np.add.reduceat(positive.astype(np.int64), starts)
+    neg_in = length - pos_in
+    neg_below = np.cumsum(neg_in) - neg_in
+    pos_above = m - np.cumsum(pos_in)
+    placed = np.where(positive, np.repeat((neg_below + 0.5 * neg_in) / n, length),
+                      np.repeat((pos_above + 0.5 * pos_in) / m, length))
+    out = np.empty(z.size, dtype=np.float64)
+    out[order] = placed
+    return out[:m], out[m:]
 
 
 def auroc_delong(positive_scores: npt.ArrayLike, negative_scores: npt.ArrayLike
@@ -302,7 +323,8 @@ def auroc_delong(positive_scores: npt.ArrayLike, negative_scores: npt.ArrayLike
     positive rows (same order in every system), ``negative_scores`` likewise ``(n,)`` or
     ``(k, n)``. With midranks ``Tz`` over all ``m + n`` scores, ``Tx`` within the positives and
     ``Ty`` within the negatives, the structural components are ``V10 = (Tz_x - Tx) / n`` per
-    positive and ``V01 = 1 - (Tz_y - Ty) / m`` per negative, ``AUC = mean(V10)``, and
+    positive and ``V01 = 1 - (Tz_y - Ty) / m`` per negative (computed as placements from one
+    sort per system, :func:`_placements`), ``AUC = mean(V10)``, and
     ``S = cov(V10) / m + cov(V01) / n`` (covariances across systems, ``ddof = 1``). Ties count
     1/2. Needs ``m, n >= 2`` and no NaN (the callers check; see :func:`delong_interval`).
 
@@ -322,10 +344,8 @@ def auroc_delong(positive_scores: npt.ArrayLike, negative_scores: npt.ArrayLike
                          f"{m} and {n}")
     v10 = np.empty((k, m))
     v01 = np.empty((k, n))
-    for r in range(k):  # one pass per system (k is 1 or 2), never per row
-        tz = _midranks(np.concatenate((x[r], y[r])))
-        v10[r] = (tz[:m] - _midranks(x[r])) / n
-        v01[r] = 1.0 - (tz[m:] - _midranks(y[r])) / m
+    for r in range(k):  # one sort per system (k is 1 or 2), never a loop over rows
+        v10[r], v01[r] = _placements(x[r], y[r])
     auc = v10.mean(axis=1)
     covariance = np.atleast_2d(np.cov(v10)) / m + np.atleast_2d(np.cov(v01)) / n
     return auc, covariance
