@@ -73,6 +73,10 @@ TARGETS = {("binary", 10**7): (1.5, 10.0), ("multiclass", 10**7): (1.5, 10.0),
            ("regression", 10**7): (1.5, 5.0), ("ranking", 10**5): (2.0, 20.0),
            ("ranking", 10**4): (None, 20.0)}
 
+# issue 14: (family, size, layout) -> max evalcli / hand-written Polars script
+HANDWRITTEN_TARGETS = {("ranking", 10**5, "two"): 1.0, ("binary", 10**7, "two"): 1.1,
+                       ("binary", 10**7, "one"): 1.2}
+
 
 # --------------------------------------------------------------------------- processes
 
@@ -156,6 +160,10 @@ class CaseResult:
     load_before: tuple[float, ...] = ()
     load_after: tuple[float, ...] = ()
     layout: str = "two"
+    plain: list[Proc] = field(default_factory=list)
+    """The hand-written Polars script (benchmarks/handwritten.py; binary and ranking)."""
+    same: list[Proc] = field(default_factory=list)
+    """evalcli on the hand-written script's metrics only."""
 
     @property
     def name(self) -> str:
@@ -178,7 +186,8 @@ class CaseResult:
                 "layout": self.layout,
                 "ok": self.ok, "error": self.error, "check": self.check,
                 "floor": runs(self.floor), "evalcli": runs(self.evalcli),
-                "peers": runs(self.peers), "load_before": self.load_before,
+                "peers": runs(self.peers), "handwritten": runs(self.plain),
+                "evalcli_same_metrics": runs(self.same), "load_before": self.load_before,
                 "load_after": self.load_after}
 
 
@@ -193,10 +202,30 @@ def check_values(evalcli: dict[str, Any], peer: dict[str, float]
     return rows
 
 
+def handwritten_cmd(family: str, fmt: str, pred: Path, truth: Path) -> list[str] | None:
+    """The hand-written Polars script's command for a case (binary and ranking, Parquet)."""
+    if family not in ("binary", "ranking") or fmt != "parquet":
+        return None
+    return [PY, str(HERE / "handwritten.py"), family, str(pred), str(truth)]
+
+
+def same_config(family: str, config: Path) -> Path:
+    """evalcli's config for the hand-written script's metrics (ranking: ranx's order, as the
+    case's config), beside the case's config."""
+    from handwritten import METRICS
+
+    text = config.read_text().split("metrics:")[0].rstrip("\n") + "\n"
+    out = config.with_name(config.stem + "-handwritten.yaml")
+    out.write_text(text + "metrics: [" + ", ".join(f'"{m}"' for m in METRICS[family]) + "]\n")
+    return out
+
+
 def run_case(family: str, size: int, fmt: str, repeats: int, peers: bool,
              layout: str = "two") -> CaseResult:
     """One case: ``layout`` two (predictions and truth files, joined) or one (one file holding
-    predictions and labels: nothing to join)."""
+    predictions and labels: nothing to join). Binary and ranking on Parquet also time the
+    hand-written Polars script (its values checked against evalcli's first) and evalcli on
+    that script's metrics only."""
     peer = PEER[family]
     res = CaseResult(family, size, fmt, PEER_NAME[peer] if peers else "-", layout=layout)
     folder = generate.generate(family, size, ("parquet", "csv"))
@@ -212,6 +241,17 @@ def run_case(family: str, size: int, fmt: str, repeats: int, peers: bool,
         e = evalcli_proc(config)
         values = evalcli_values(e)
         run_proc([PY, str(HERE / "peers.py"), "floor", family, str(pred), str(truth)])
+        plain = handwritten_cmd(family, fmt, pred, truth)
+        same = same_config(family, config) if plain else None
+        if plain and same:
+            mine = evalcli_values(evalcli_proc(same))
+            hand = json.loads(run_proc(plain).stdout)
+            bad = [r for r in check_values(mine, hand) if not r[3]]
+            say(f"   check vs the hand-written script: {len(hand) - len(bad)}/{len(hand)} equal")
+            if bad:
+                res.ok = False
+                res.error = f"values differ from the hand-written script's: {bad}"
+                return res
         if peers:
             pp = peer_proc(peer, family, pred, truth)
             res.check = check_values(values, json.loads(pp.stdout))
@@ -224,7 +264,8 @@ def run_case(family: str, size: int, fmt: str, repeats: int, peers: bool,
                 res.ok = False
                 res.error = "values differ from the peer's; not timed"
                 return res
-        kinds = ["floor", "evalcli"] + (["peer"] if peers else [])
+        kinds = ["floor", "evalcli"] + (["peer"] if peers else []) + (
+            ["plain", "same"] if plain else [])
         for r in range(repeats):
             order = kinds[r % len(kinds):] + kinds[:r % len(kinds)]
             for kind in order:
@@ -232,11 +273,17 @@ def run_case(family: str, size: int, fmt: str, repeats: int, peers: bool,
                     res.floor.append(peer_proc("floor", family, pred, truth))
                 elif kind == "evalcli":
                     res.evalcli.append(evalcli_proc(config))
+                elif kind == "plain" and plain:
+                    res.plain.append(run_proc(plain))
+                elif kind == "same" and same:
+                    res.same.append(evalcli_proc(same))
                 else:
                     res.peers.append(peer_proc(peer, family, pred, truth))
             say(f"   round {r + 1}/{repeats}: floor {res.floor[-1].wall:.2f}s  "
                 f"evalcli {res.evalcli[-1].wall:.2f}s"
-                + (f"  {res.peer} {res.peers[-1].wall:.2f}s" if peers else ""))
+                + (f"  {res.peer} {res.peers[-1].wall:.2f}s" if peers else "")
+                + (f"  hand-written {res.plain[-1].wall:.2f}s" if res.plain else "")
+                + (f"  evalcli (its metrics) {res.same[-1].wall:.2f}s" if res.same else ""))
     except ChildFailed as exc:
         res.ok = False
         res.error = str(exc)
@@ -559,13 +606,19 @@ def fmt_s(x: float) -> str:
 
 def table(results: list[CaseResult]) -> str:
     head = ("| case | floor s | evalcli s | peer s (phases) | evalcli/floor | evalcli/peer "
-            "| peer/evalcli | peak MB floor / evalcli / peer | load |")
-    lines = [head, "|" + "---|" * 9]
+            "| peer/evalcli | hand-written Polars s | evalcli (its metrics; all) / hand-written "
+            "| peak MB floor / evalcli / peer / hand-written | load |")
+    lines = [head, "|" + "---|" * 11]
     for r in results:
         name = r.name
         if not r.ok:
-            lines.append(f"| {name} | {r.error.splitlines()[0][:80]} |" + " |" * 7)
+            lines.append(f"| {name} | {r.error.splitlines()[0][:80]} |" + " |" * 9)
             continue
+        hw = r.med(r.plain)
+        if r.plain:
+            hand = f"{fmt_s(hw)} | {r.med(r.same) / hw:.2f}; {r.med(r.evalcli) / hw:.2f}"
+        else:
+            hand = "- | -"
         fl, ev = r.med(r.floor), r.med(r.evalcli)
         pe = r.med(r.peers)
         if r.peers:
@@ -575,11 +628,11 @@ def table(results: list[CaseResult]) -> str:
         else:
             peer = "-"
         mem = " / ".join(f"{r.med(ps, 'rss_mb'):,.0f}" if ps else "-"
-                         for ps in (r.floor, r.evalcli, r.peers))
+                         for ps in (r.floor, r.evalcli, r.peers, r.plain))
         lines.append(
             f"| {name} | {fmt_s(fl)} | {fmt_s(ev)} | {peer} | {ev / fl:.2f} | "
             + (f"{ev / pe:.3f} | {pe / ev:.1f}x" if r.peers else "- | -")
-            + f" | {mem} | {r.load_before[0]:.1f}-{r.load_after[0]:.1f} |")
+            + f" | {hand} | {mem} | {r.load_before[0]:.1f}-{r.load_after[0]:.1f} |")
     return "\n".join(lines)
 
 
@@ -599,6 +652,16 @@ def targets(results: list[CaseResult], start: dict[str, Any] | None,
         if r.peers:
             out.append(f"{'MET ' if pe / ev >= min_peer else 'MISS'} {where}: "
                        f"{pe / ev:.1f}x faster than {r.peer} (target >= {min_peer}x)")
+        hand = HANDWRITTEN_TARGETS.get((r.family, r.size, r.layout))
+        if hand is not None and r.plain:
+            hw = r.med(r.plain)
+            mine = r.med(r.same)
+            out.append(f"{'MET ' if mine / hw <= hand else 'MISS'} {where}: evalcli on its "
+                       f"metrics {mine / hw:.2f}x the hand-written Polars script "
+                       f"(target <= {hand}x)")
+            if r.family == "ranking":
+                out.append(f"{'MET ' if ev / hw <= 2.0 else 'MISS'} {where}: evalcli's whole "
+                           f"ranking family {ev / hw:.2f}x the script (target <= 2x)")
     if start:
         for name, limit in (("evalcli --help", 0.3), ("evalcli --version", 0.3),
                             ("evalcli run (1,000 rows, 14 metrics, Parquet)", 0.6)):
