@@ -79,6 +79,13 @@ def _normalize(lf: pl.LazyFrame, t: TaskInput) -> pl.LazyFrame:
         rel = pl.when(judged).then(pl.col("relevance").cast(F64).fill_null(1.0))
     else:
         rel = pl.when(judged).then(pl.lit(1.0))
+    cap = t.options.get("max_per_query")
+    if cap is not None:  # trec_eval -M: the first N by score, ties by item id descending
+        place = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(
+            Q, order_by=[pl.when(rec).then(key), pl.col(IT)], descending=True, nulls_last=True)
+        rec = rec & (place <= cap)
+    if t.options.get("judged_only"):  # trec_eval -J, after -M as trec_eval applies them
+        rec = rec & judged
     segs = [c for c in schema if c.startswith(SEG)]
     out = lf.with_columns(
         key.alias(ORDER), rec.alias(REC), judged.alias(JUDGED), rel.alias(REL),
@@ -145,6 +152,12 @@ TASK = Task(
               "column 'item' and a list column 'features' or numeric columns", nullable=True),
         Param("similarity_file", str, None, "pairwise item similarity for intra-list "
               "similarity: columns 'item_a', 'item_b', 'similarity'", nullable=True),
+        Param("max_per_query", int, None, "keep only the first N predictions of each query, "
+              "by descending score, ties by item id descending (trec_eval -M N); unset: all",
+              nullable=True, ge=1),
+        Param("judged_only", bool, False, "evaluate only the predictions the truth judges: "
+              "unjudged items are removed from each list before ranking (trec_eval -J; "
+              "applied after max_per_query, as trec_eval)"),
     ),
     checks=_checks,
     normalize=_normalize,
