@@ -316,8 +316,16 @@ def parse_metric_id(text: str) -> tuple[str, int | None, dict[str, str]]:
 
     >>> parse_metric_id("ndcg_cut.10"), parse_metric_id("P.5")
     (('ndcg_cut', 10, {}), ('p', 5, {}))
+
+    A measure at a level (``iprec_at_recall_0.10``) is a name the registry resolves:
+
+    >>> parse_metric_id("iprec_at_recall_0.10"), parse_metric_id("Rprec_mult.0.2")
+    (('iprec_at_recall_0.10', None, {}), ('rprec_mult.0.2', None, {}))
     """
-    m = re.fullmatch(r"\s*([A-Za-z_][\w\-]*)\s*(?:(?:@\s*|\.)([^\s\[]+))?\s*(?:\[(.*)\])?\s*",
+    level = re.fullmatch(r"\s*(\d*[A-Za-z_][\w\-]*?[._]\d*\.\d+)\s*(?:\[(.*)\])?\s*", text)
+    if level:
+        return level.group(1).lower(), None, _id_params(text, level.group(2))
+    m = re.fullmatch(r"\s*(\d*[A-Za-z_][\w\-]*)\s*(?:(?:@\s*|\.)([^\s\[]+))?\s*(?:\[(.*)\])?\s*",
                      text)
     if not m:
         raise ConfigError(
@@ -325,13 +333,7 @@ def parse_metric_id(text: str) -> tuple[str, int | None, dict[str, str]]:
             hint="write a name (f1), a name with a cut-off (ndcg@10), or parameters "
             "(fbeta[beta=2])",
         )
-    params: dict[str, str] = {}
-    if m.group(3):
-        for part in m.group(3).split(","):
-            key, sep, val = part.partition("=")
-            if not sep or not key.strip():
-                raise ConfigError(f"in '{clip(text)}', parameters must be written key=value")
-            params[key.strip()] = val.strip()
+    params = _id_params(text, m.group(3))
     if m.group(2) is None:
         return m.group(1).lower(), None, params
     try:
@@ -340,6 +342,18 @@ def parse_metric_id(text: str) -> tuple[str, int | None, dict[str, str]]:
         raise ConfigError(f"in '{clip(text)}', the cut-off after @ must be an integer"
                           ) from None
     return m.group(1).lower(), k, params
+
+
+def _id_params(text: str, inner: str | None) -> dict[str, str]:
+    """The ``key=value`` parameters between the brackets of a metric id."""
+    params: dict[str, str] = {}
+    if inner:
+        for part in inner.split(","):
+            key, sep, val = part.partition("=")
+            if not sep or not key.strip():
+                raise ConfigError(f"in '{clip(text)}', parameters must be written key=value")
+            params[key.strip()] = val.strip()
+    return params
 
 
 class Baseline(ChangeGate):

@@ -92,6 +92,8 @@ metrics:
     (" auroc ", ("auroc", None, {})),
     ("fbeta[beta=2,zero_division=1]", ("fbeta", None, {"beta": "2", "zero_division": "1"})),
     ("ndcg@5[gain=exponential]", ("ndcg", 5, {"gain": "exponential"})),
+    ("11pt_avg", ("11pt_avg", None, {})),  # trec_eval's name: a leading digit
+    ("iprec_at_recall_0.10[rounding=v9]", ("iprec_at_recall_0.10", None, {"rounding": "v9"})),
 ])
 def test_parse_metric_id(text: str, expected: tuple[str, int | None, dict[str, str]]) -> None:
     assert parse_metric_id(text) == expected
@@ -100,7 +102,8 @@ def test_parse_metric_id(text: str, expected: tuple[str, int | None, dict[str, s
 @pytest.mark.parametrize("text,match", [
     ("ndcg@ten", "integer"),
     ("fbeta[beta]", "key=value"),
-    ("1abc", "not a metric id"),
+    ("123", "not a metric id"),
+    ("1-abc", "not a metric id"),
     ("", "not a metric id"),
 ])
 def test_parse_metric_id_errors(text: str, match: str) -> None:

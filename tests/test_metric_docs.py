@@ -483,6 +483,61 @@ def _auc(c: Call, params: Mapping[str, Any]) -> float:
     return float(np.mean(values))
 
 
+def _by_name(refs: Mapping[str, Callable[[Call, Mapping[str, Any]], float]]) -> Reference:
+    """Each metric the call computed, by the reference of its name."""
+    return lambda c: {m.id: refs[m.metric](c, m.params) for m in c.result.metrics}
+
+
+def _mean_of(measure: str) -> Callable[[Call, Mapping[str, Any]], float]:
+    return lambda c, ps: _mean_over_queries(c, _trec(measure, c, ps), ps)
+
+
+def _geometric(measure: str) -> Callable[[Call, Mapping[str, Any]], float]:
+    """trec_eval's gm_map, gm_bpref: pytrec_eval's per-query term log max(v, 0.00001), the
+    exp of their mean (a query with relevant items and no predictions: log 0.00001)."""
+    def ref(c: Call, params: Mapping[str, Any]) -> float:
+        logs = _trec(measure, c, params)
+        run = _lists(c)[0]
+        terms = [logs[q] if q in run else math.log(1e-5)
+                 for q, n_rel in _relevant(c).items()
+                 if n_rel and (q in run or params.get("compat") != "trec_eval")]
+        return math.exp(sum(terms) / len(terms))
+    return ref
+
+
+def _iprec_at(c: Call, params: Mapping[str, Any], level: float) -> dict[str, float]:
+    """trec_eval's interpolated precision at ``level`` per query. pytrec_eval copies trec_eval
+    9, whose level takes (long)(x·R + 0.9) relevant items; trec_eval 10 (rounding=nearest)
+    takes lround(x·R): pytrec_eval is asked at the level x' that gives that count."""
+    import pytrec_eval
+
+    run, qrels = _lists(c)
+    out = {}
+    for q, n_rel in _relevant(c).items():
+        if q not in run:
+            continue
+        x = level
+        if params.get("rounding", "nearest") == "nearest":
+            cut = math.floor(level * n_rel + 0.5)
+            x = (cut - 0.85) / n_rel if cut else 0.0
+        measure = f"iprec_at_recall.{x!r}"
+        judged = {q: {i: int(r) for i, r in qrels[q].items()}}
+        (value,) = pytrec_eval.RelevanceEvaluator(judged, {measure}).evaluate(
+            {q: run[q]})[q].values()
+        out[q] = value
+    return out
+
+
+def _iprec(c: Call, params: Mapping[str, Any]) -> float:
+    return _mean_over_queries(c, _iprec_at(c, params, params["recall"]), params)
+
+
+def _11pt(c: Call, params: Mapping[str, Any]) -> float:
+    levels = [_iprec_at(c, params, x / 10) for x in range(11)]
+    return _mean_over_queries(c, {q: sum(v[q] for v in levels) / 11 for q in levels[0]},
+                              params)
+
+
 def _top(c: Call, k: int) -> dict[str, list[str]]:
     run = _lists(c)[0]
     return {q: sorted(s, key=lambda i: -s[i])[:k] for q, s in run.items()}
@@ -538,6 +593,12 @@ REFERENCES: dict[str, Reference] = {
     "ranking/ndcg": _per_metric(_ndcg),
     "ranking/dcg": _per_metric(_dcg),
     "ranking/r_precision": _ranking(lambda ps: "Rprec"),
+    "ranking/bpref": _ranking(lambda ps: "bpref"),
+    "ranking/gm_map": _by_name({"gm_map": _geometric("gm_map"), "map": _mean_of("map")}),
+    "ranking/gm_bpref": _by_name({"gm_bpref": _geometric("gm_bpref"),
+                                  "bpref": _mean_of("bpref")}),
+    "ranking/iprec_at_recall": _per_metric(_iprec),
+    "ranking/iprec_11pt_avg": _per_metric(_11pt),
     **{f"ranking/{name}": _count_sum(name) for name in
        ("num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret")},
     "ranking/auc": _per_metric(_auc),

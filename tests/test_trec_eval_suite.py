@@ -9,17 +9,22 @@ any retrieved document counts 0); without it such a query is dropped (trec_eval'
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pytest
 
+from evalcli import evaluate
 from evalcli.config import parse_config
 from evalcli.io import Source, scan
 from evalcli.io.readers import explain_read_error
 from evalcli.metrics.ranking.metrics import COUNTS
+from evalcli.metrics.ranking.trec import LEVELS
 from evalcli.runner import run_config
 
 DATA = Path(__file__).parent / "data" / "trec_eval"
@@ -34,7 +39,13 @@ MEASURES: dict[str, str] = {
     **{f"map_cut_{k}": f"map@{k}" for k in _CUTS},
     **{f"success_{k}": f"hit_rate@{k}" for k in (1, 5, 10)},
     **{name: name for name in COUNTS},
+    "bpref": "bpref", "gm_map": "gm_map", "gm_bpref": "gm_bpref", "11pt_avg": "iprec_11pt_avg",
+    **{f"iprec_at_recall_{x:.2f}": f"iprec_at_recall[recall={x!r}]" for x in LEVELS},
 }
+ALL_ONLY = ("num_q", "gm_map", "gm_bpref")
+"""Measures trec_eval prints on its 'all' line only (its per-query lines are empty)."""
+EXPECTED_LINES = 4 * len(MEASURES) - 3 * len(ALL_ONLY)
+"""Lines of trec_eval's output the suite compares: three queries and 'all' for each measure."""
 
 
 def trec_eval_output(name: str) -> dict[tuple[str, str], str]:
@@ -91,7 +102,7 @@ def test_all_trec_per_query_and_mean():
     means, per_query = evalcli_values("qrels.test", "results.test")
     assert set(per_query) == {"301", "302", "303"}
     n = _check(expected, means, per_query, set(per_query))
-    assert n == 4 * len(MEASURES) - 3  # every measure, three queries and all (num_q: all)
+    assert n == EXPECTED_LINES  # every measure, three queries and all (ALL_ONLY: all)
 
 
 def test_default_output_and_qrels_with_comments_give_the_same_numbers():
@@ -125,7 +136,7 @@ def test_truncated_run_with_trailing_words_and_c_option():
     expected = trec_eval_output("out.test.aqc")
     means, per_query = evalcli_values("qrels.test", "results.trunc", missing="zero")
     n = _check(expected, means, per_query, {"301", "302", "303"})
-    assert n == 4 * len(MEASURES) - 3
+    assert n == EXPECTED_LINES
 
 
 def test_without_c_a_query_without_results_is_left_out():
@@ -180,7 +191,9 @@ def test_trec_eval_output_format_prints_trec_evals_lines(cli, tmp_path):
     """``-f trec_eval`` (and ``-o x.treceval``) with per-query values prints trec_eval -q's lines
     for every measure evalcli has: each line is, byte for byte, a line of trec_eval's output."""
     names = ["num_q", "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "recip_rank", "P_5",
-             "P.100", "recall_10", "ndcg", "ndcg_cut.10", "map_cut_10", "success_5", "set_F"]
+             "P.100", "recall_10", "ndcg", "ndcg_cut.10", "map_cut_10", "success_5", "set_F",
+             "bpref", "gm_map", "gm_bpref", "iprec_at_recall_0.10", "iprec_at_recall.0.5",
+             "11pt_avg"]
     args = ["compare", str(DATA / "results.test"), str(DATA / "qrels.test"), "--format-in",
             "trec", "--per-query", str(tmp_path / "pq.csv"), "-o", str(tmp_path / "r.treceval"),
             "-f", "trec_eval"]
@@ -191,6 +204,106 @@ def test_trec_eval_output_format_prints_trec_evals_lines(cli, tmp_path):
     ours = r.stdout.splitlines()
     assert (tmp_path / "r.treceval").read_text().splitlines() == ours
     theirs = set((DATA / "out.test.aq").read_text().splitlines())
-    assert len(ours) == 3 * (len(names) - 1) + len(names)  # num_q only on 'all'
+    assert len(ours) == 3 * (len(names) - len(ALL_ONLY)) + len(names)  # ALL_ONLY: 'all'
     assert [line for line in ours if line not in theirs] == []
     assert ours[-len(names):][0].startswith("num_q                 \tall\t3")
+
+
+# --------------------------------------------------------------------------- random runs
+
+RANDOM_MEASURES: dict[str, str] = {
+    "bpref": "bpref", "11pt_avg": "iprec_11pt_avg[rounding=v9]",
+    **{f"iprec_at_recall_{x:.2f}": f"iprec_at_recall[recall={x!r},rounding=v9]" for x in LEVELS},
+}
+"""pytrec_eval (0.5.11) copies trec_eval 9's recall levels, (long)(x·R + 0.9), where trec_eval
+10 rounds (its regression suite above checks that): compared at rounding=v9."""
+GEOMETRIC = {"gm_map": "gm_map", "gm_bpref": "gm_bpref"}
+"""pytrec_eval gives a geometric mean's per-query term, log max(value, 0.00001)."""
+
+
+def random_trec(seed: int, queries: int = 30
+                ) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+    """Random qrels (relevance -1 to 2, -1: in the pool but unjudged for trec_eval) and run
+    (scores on a coarse grid: many ties), with queries of one file only and queries without
+    a relevant item."""
+    rng = np.random.default_rng(seed)
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for q in range(queries):
+        docs = [f"d{i:02d}" for i in range(int(rng.integers(3, 40)))]
+        if q % 10 != 9:  # a query of the run only
+            judged = rng.choice(docs, size=int(rng.integers(1, len(docs) + 1)), replace=False)
+            top = 0 if q % 7 == 3 else 2  # q % 7 == 3: nothing relevant
+            qrels[f"q{q}"] = {str(d): int(rng.integers(-1, top + 1)) for d in judged}
+        if q % 10 != 8:  # a query of the qrels only
+            got = rng.choice(docs, size=int(rng.integers(1, len(docs) + 1)), replace=False)
+            run[f"q{q}"] = {str(d): float(rng.integers(0, 8)) / 4 for d in got}
+    return qrels, run
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_random_runs_equal_pytrec_eval_per_query(tmp_path, seed):
+    """Every query's value equals trec_eval's (pytrec_eval, its C code) to 1e-12: ties broken by
+    docno descending (compat: trec_eval), judged -1 rows, queries without a relevant item."""
+    import pytrec_eval
+
+    qrels, run = random_trec(seed)
+    pl.DataFrame([(q, d, s) for q, docs in run.items() for d, s in docs.items()],
+                 schema=["query", "item", "score"], orient="row").write_parquet(
+        tmp_path / "run.parquet")
+    pl.DataFrame([(q, d, float(r)) for q, docs in qrels.items() for d, r in docs.items()],
+                 schema=["query", "item", "relevance"], orient="row").write_parquet(
+        tmp_path / "qrels.parquet")
+    ids = [*RANDOM_MEASURES.values(), *GEOMETRIC.values()]
+    cfg = parse_config({
+        "task": "ranking", "predictions": str(tmp_path / "run.parquet"),
+        "truth": str(tmp_path / "qrels.parquet"), "options": {"compat": "trec_eval"},
+        "metrics": ids}, "test", tmp_path)
+    result = run_config(cfg, per_query_values=True)
+    assert result.per_query is not None
+    col = dict(zip(ids, (m.id for m in result.metrics), strict=True))  # recall=0.0: id '0'
+    ours = {str(row["query"]): {mid: row[col[mid]] for mid in ids}
+            for row in result.per_query.iter_rows(named=True)}
+    means = {mid: m.value for mid, m in zip(ids, result.metrics, strict=True)}
+    theirs = pytrec_eval.RelevanceEvaluator(
+        qrels, {"bpref", "iprec_at_recall", "11pt_avg", *GEOMETRIC}).evaluate(run)
+    assert set(theirs) == {q for q in run if q in qrels}
+    assert any(not any(r >= 1 for r in qrels[q].values()) for q in theirs)
+    wrong = []
+    for q, values in theirs.items():
+        for measure, mid in RANDOM_MEASURES.items():
+            if abs(ours[q][mid] - values[measure]) > 1e-12:
+                wrong.append(f"{measure} {q}: trec_eval {values[measure]}, evalcli {ours[q][mid]}")
+        for measure, mid in GEOMETRIC.items():
+            if abs(math.log(max(ours[q][mid], 1e-5)) - values[measure]) > 1e-12:
+                wrong.append(f"{measure} {q}: trec_eval {values[measure]}, evalcli {ours[q][mid]}")
+    for measure, mid in GEOMETRIC.items():
+        mean = math.exp(sum(v[measure] for v in theirs.values()) / len(theirs))
+        assert means[mid] == pytest.approx(mean, rel=1e-12), measure
+    assert not wrong, "\n".join(wrong)
+
+
+def test_bpref_with_ties_averaged_is_the_mean_over_tie_orders():
+    """ties=average: bpref is its expectation over every order of the tied items, trec_eval's
+    bpref (pytrec_eval) on each order, averaged; ties=id is trec_eval's own order."""
+    import pytrec_eval
+
+    qrels = {"q": {"a": 1, "b": 0, "c": 1, "d": 0, "e": 0, "f": 1, "g": -1, "h": 2}}
+    scores = {"a": 2.0, "b": 2.0, "c": 2.0, "d": 2.0, "x": 2.0, "e": 1.0, "f": 1.0, "g": 1.0,
+              "h": 0.0, "y": 3.0}
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"bpref"})
+    groups = [sorted(d for d in scores if scores[d] == v) for v in sorted(set(scores.values()))]
+    values = []
+    for perm in itertools.product(*(itertools.permutations(g) for g in groups)):
+        order = {d: float(i) for i, d in enumerate(d for g in perm for d in g)}
+        values.append(evaluator.evaluate({"q": order})["q"]["bpref"])
+    predictions = {"query": ["q"] * len(scores), "item": list(scores),
+                   "score": list(scores.values())}
+    truth = {"query": ["q"] * 8, "item": list(qrels["q"]),
+             "relevance": [float(r) for r in qrels["q"].values()]}
+    got = evaluate({"task": "ranking", "metrics": ["bpref", {"metric": "bpref", "ties": "id"}]},
+                   predictions=predictions, truth=truth).values()
+    assert got["bpref"] == pytest.approx(sum(values) / len(values), rel=1e-12)
+    assert got["bpref[ties=id]"] == evaluator.evaluate({"q": scores})["q"]["bpref"]
+    assert len(set(values)) > 3  # the order matters
+

@@ -59,11 +59,18 @@ BUILTIN_MODULES = (
 """The built-in families: packages whose ``METRICS`` and ``TASKS`` register as a plugin's do."""
 ENTRY_POINT_GROUP = "evalcli.metrics"
 BUILTIN = "built-in"
-NAME_RE = re.compile(r"[a-z_][a-z0-9_\-]*")
+NAME_RE = re.compile(r"[0-9]*[a-z_][a-z0-9_\-]*")
+"""Metric names and aliases: lower case, as ``parse_metric_id`` reads them from a config;
+leading digits are allowed (trec_eval's ``11pt_avg``)."""
 TREC_CUTOFF = re.compile(r"([a-z_][a-z0-9_]*?)[._]([0-9]+)")
 """trec_eval's form of a measure at a cut-off (``P_5``, ``ndcg_cut.10``): a name (or alias)
 that takes a cut-off, then ``_`` or ``.`` and the cut-off."""
-"""Metric names and aliases: lower case, as ``parse_metric_id`` reads them from a config."""
+TREC_LEVEL = re.compile(r"([a-z_][a-z0-9_]*?)[._]([0-9]*\.[0-9]+)")
+"""trec_eval's form of a measure at a level (``iprec_at_recall_0.10``, ``Rprec_mult_0.20``): a
+name (or alias) with one of the :data:`LEVEL_PARAMS`, then ``_`` or ``.`` and the level."""
+LEVEL_PARAMS = ("recall", "mult")
+"""Float parameters whose value trec_eval writes after the measure's name: the level of
+:data:`TREC_LEVEL` sets the metric's parameter of these names."""
 PEER_PARAMS = ("average",)
 """Parameters whose values name variants of a metric in the peers' vocabulary: each value ``v``
 of a metric ``m``'s choice gives the peer names ``v_m`` (Spark MLlib's microPrecision,
@@ -171,7 +178,7 @@ def check_declaration(metric: Metric, families: Iterable[str], origin: str) -> N
         if not isinstance(name, str) or not NAME_RE.fullmatch(name):
             raise PluginError(
                 f"{origin}: metric name {_r(name)} is not valid: use lower-case letters, digits, "
-                "'_' and '-', starting with a letter or '_'")
+                "'_' and '-', starting with a letter or '_' (after any digits)")
     fams = sorted(families)
     if metric.family not in fams:
         raise PluginError(f"{where} declares family {_r(metric.family)}, which no task "
@@ -312,6 +319,13 @@ class Registry:
             m = self._holder(family, cut[1])
             if m is not None and m.cutoff is not None:
                 return m, {m.cutoff: int(cut[2])}
+        # trec_eval's names of a measure at a level: iprec_at_recall_0.10, Rprec_mult.0.2
+        level = TREC_LEVEL.fullmatch(name.lower())
+        if level is not None:
+            m = self._holder(family, level[1])
+            names = [p.name for p in m.params if p.name in LEVEL_PARAMS] if m else []
+            if m is not None and len(names) == 1:
+                return m, {names[0]: float(level[2])}
         raise self._unknown(family, name)
 
     def get(self, family: str, name: str) -> Metric:

@@ -13,6 +13,9 @@ values (``--per-query``, as trec_eval's ``-q``); metrics that are not per-query
 >>> m = MetricResult("precision@5", "precision", "ranking", {"k": 5}, "higher", 0.26666)
 >>> trec_name(m), line("P_5", "all", 0.26666, False)
 ('P_5', 'P_5                   \\tall\\t0.2667')
+>>> trec_name(MetricResult("iprec_at_recall[recall=0.1]", "iprec_at_recall", "ranking",
+...                        {"recall": 0.1}, "higher", 0.5))
+'iprec_at_recall_0.10'
 """
 
 from __future__ import annotations
@@ -22,12 +25,24 @@ from evalcli.result import MetricResult, RunResult
 _AT_K = {"precision": "P", "recall": "recall", "ndcg": "ndcg_cut", "map": "map_cut",
          "hit_rate": "success"}
 _WHOLE = {"precision": "set_P", "recall": "set_recall", "f1": "set_F", "map": "map",
-          "ndcg": "ndcg", "mrr": "recip_rank", "r_precision": "Rprec"}
+          "ndcg": "ndcg", "mrr": "recip_rank", "r_precision": "Rprec",
+          "iprec_11pt_avg": "11pt_avg"}
+_LEVEL = {"iprec_at_recall": ("iprec_at_recall", "recall")}
+"""Metrics at a level trec_eval writes after the name (``%s_%3.2f``): its name, the parameter."""
 COUNTS = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})
+ALL_ONLY = frozenset({"num_q", "gm_map", "gm_bpref"})
+"""Measures trec_eval prints on the ``all`` line only."""
 
 
 def trec_name(m: MetricResult) -> str:
     """trec_eval's name of ``m``, or its evalcli id when it has none."""
+    if m.family == "ranking" and m.metric in _LEVEL:
+        name, param = _LEVEL[m.metric]
+        level = m.params.get(param)
+        alone = f"{m.metric}[{param}="  # the level is the only parameter set
+        if isinstance(level, float) and m.id.startswith(alone) and m.id.count("=") == 1:
+            return f"{name}_{level:3.2f}"
+        return m.id
     if m.family != "ranking" or "[" in m.id:
         return m.id
     k = m.params.get("k")
@@ -57,7 +72,7 @@ def render(result: RunResult) -> str:
         for row in order.iter_rows(named=True):
             query = str(row["query"])
             for m, name, count in names:
-                if m.metric != "num_q" and m.id in row and row[m.id] is not None:
+                if m.metric not in ALL_ONLY and m.id in row and row[m.id] is not None:
                     out.append(line(name, query, row[m.id], count))
     for m, name, count in names:
         out.append(line(name, "all", m.value, count))

@@ -19,7 +19,9 @@ predictions file. Per row of the ranked frame, with positions counted from 1:
 - ``pos``: the position under the strict order; ``s``: the number of items ranked strictly
   above the row's tie group (``pos − 1`` under a strict policy); ``n``: the group's size (1
   under a strict policy); ``t = pos − s``: the position inside the group;
-- ``b``: 1 if the item is relevant (relevance >= threshold); ``r``: relevant items in the group;
+- ``b``: 1 if the item is relevant (relevance >= threshold); ``jn``: 1 if it is judged not
+  relevant (0 <= relevance < threshold: trec_eval counts a negative relevance as in the pool but
+  unjudged); ``r``: relevant items in the group;
   ``R0``: relevant items ranked above the group; ``G``: the group's total gain.
 
 Expected hits in the top k: ``Σ b·clip(k − s, 0, n)/n``. Expected DCG@k: ``Σ_rows d(pos)·G/n``
@@ -127,6 +129,7 @@ def _ranked(lf: pl.LazyFrame, ties: str, thr: float, gain: str) -> pl.LazyFrame:
     n_tie = c("_ge") - c("_gs") + 1
     base: list[str | pl.Expr] = [
         Q, IT, "weight", *segs, "b", "g", c(REL).is_not_null().alias("judged"),
+        ((c(REL) >= 0.0) & (c(REL) < thr)).fill_null(False).cast(pl.Int64).alias("jn"),
         pos.alias("pos"),
         (c("_qe") - c("_qs") + 1).alias("qlen"),
         s_tie.alias("s_tie"),
@@ -227,8 +230,9 @@ def _top(memo: Memo, lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None) -
 
 def truth_per_query(memo: Memo, lf: pl.LazyFrame, thr: float, gain: str, k: int | None
                     ) -> pl.LazyFrame:
-    """Per judged query: relevant items ``R``, judged items ``J`` and the ideal DCG at ``k``
-    (the gains of all judged items of the query, best first)."""
+    """Per judged query: relevant items ``R``, judged items ``J``, items judged not relevant
+    ``N`` (0 <= relevance < threshold, as trec_eval) and the ideal DCG at ``k`` (the gains of
+    all judged items of the query, best first)."""
     return memo.get(lf, ("truth", thr, gain, k), lambda: _truth(memo, lf, thr, gain, k).cache())
 
 
@@ -260,6 +264,7 @@ def _truth(memo: Memo, lf: pl.LazyFrame, thr: float, gain: str, k: int | None) -
     return judged.group_by(Q).agg(
         c("b").sum().alias("R"),
         pl.len().alias("J"),
+        ((c(REL) >= 0.0) & (c("b") == 0)).sum().cast(pl.Int64).alias("N"),
         in_order_sum(ideal).alias("idcg"),  # gains best first: the order is the data's
         c("weight").max().alias("w_t"),
         *(c(s).max().alias(s + "_t") for s in segs),
@@ -272,7 +277,8 @@ def joined_per_query(memo: Memo, lf: pl.LazyFrame, conv: Mapping[str, Any], k: i
 
     ``status`` is ``ok``, ``missing`` (relevant items, no predictions), ``no_relevant`` (judged,
     nothing relevant) or ``unjudged`` (no truth row); ``keep`` says whether the policies keep
-    the query in the average (as 0 when it is not ``ok``).
+    the query in the average (as 0 when it is not ``ok``; a query without a relevant item and
+    without predictions only when both ``no_relevant`` and ``missing`` count it).
     """
     key = ("joined", *sorted((a, str(b)) for a, b in conv.items()), k)
     return memo.get(lf, key, lambda: _joined(memo, lf, conv, k).cache())
@@ -297,7 +303,10 @@ def _joined(memo: Memo, lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None
     keep = (
         (status == "ok")
         | ((status == "missing") & (conv.get("missing", "zero") == "zero"))
-        | ((status == "no_relevant") & (conv.get("no_relevant", "drop") == "zero"))
+        # a query of the truth alone without a relevant item: only when both policies count
+        # it (trec_eval leaves it out without -c, as any query it has no results for)
+        | ((status == "no_relevant") & (conv.get("no_relevant", "drop") == "zero")
+           & (in_rec | (conv.get("missing", "zero") == "zero")))
         | ((status == "unjudged") & (conv.get("unjudged", "drop") == "zero"))
     )
     fills = {name: 0.0 for name in ("hits", "dcg", "ap_sum", "rr", "idcg")}
@@ -311,6 +320,7 @@ def _joined(memo: Memo, lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None
         c("straddle").fill_null(False).alias("straddle"),
         rel.alias("R"),
         c("J").fill_null(0).alias("J"),
+        c("N").fill_null(0).alias("N"),
         *([c("auc_num"), c("auc_pos"), c("auc_neg"),
            c("nonrel_judged").fill_null(0).alias("nonrel_judged")] if k is None else []),
         status.alias("status"),

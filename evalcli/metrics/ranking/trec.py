@@ -1,0 +1,333 @@
+"""trec_eval's measures beyond the common ones: bpref, the geometric means gm_map and gm_bpref,
+interpolated precision at a recall level and its 11-point average, precision at multiples of R,
+relative precision, set MAP and utility.
+
+Each is the per-query value of trec_eval 10's ``m_<name>.c`` written as Polars expressions over
+the ranked frame (:mod:`.frame`), averaged over queries as the other ranking metrics are (the
+geometric means: ``exp`` of the weighted mean of ``log max(value, 0.00001)``, trec_eval's
+``MIN_GEO_MEAN``, from sums over queries that add across parts). With ``compat: trec_eval`` the
+values equal trec_eval's (``tests/test_trec_eval_suite.py``: its regression suite and random
+runs against pytrec_eval). None is in the default metric set: name them.
+
+Per query, with the notation of :mod:`.metrics`: ``R`` relevant judged items, ``N`` items judged
+not relevant (0 <= relevance < threshold; trec_eval takes a negative relevance as in the pool but
+unjudged), ``|list|`` the items retrieved, ``hits`` the relevant ones among them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import polars as pl
+
+from evalcli.metrics.base import Context, Metric, MetricValue, Param, Params, Stat, StatValues
+from evalcli.metrics.ranking.conventions import (
+    COMPAT,
+    MISSING,
+    NO_RELEVANT,
+    STRICT_TIES,
+    THRESHOLD,
+    TIES,
+    UNJUDGED,
+    Convention,
+    conventions_text,
+    effective,
+)
+from evalcli.metrics.ranking.frame import F64, Q, joined_per_query, ranked, truth_per_query
+from evalcli.metrics.ranking.stats import (
+    T_INTERVAL_DOC,
+    query_stat,
+    query_sum,
+    t_interval_of,
+    value_of,
+)
+from evalcli.metrics.ranking.task import FAMILY
+from evalcli.metrics.stats import as_column, in_order_sum
+
+c = pl.col
+
+POLICIES = (TIES, MISSING, NO_RELEVANT, UNJUDGED)
+STRICT = (STRICT_TIES, MISSING, NO_RELEVANT, UNJUDGED)
+MIN_GEO_MEAN = 0.00001
+"""trec_eval's floor of a per-query value before the log of a geometric mean."""
+LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+"""trec_eval's recall levels of iprec_at_recall and 11pt_avg."""
+TIE_NOTE = ("Ties: with ties=average the value is the expectation over a random order of "
+            "tied items (exact, not sampled).")
+STRICT_NOTE = ("Ties are broken (id: item id descending, as trec_eval; or input): the value "
+               "is a maximum over positions, whose expectation over random tie orders has no "
+               "closed form here.")
+RELEVANT = ("Relevant: relevance >= relevance_threshold (unjudged items are not relevant). "
+            "Mean over queries, weighted by the query weight when a weight column is given.")
+
+# per query: (ctx, conventions, params, normalized frame) -> a frame by query to join (or
+# None) and the value's expression over the joined per-query frame
+Build = Callable[[Context, Mapping[str, Any], Params, pl.LazyFrame],
+                 tuple[pl.LazyFrame | None, pl.Expr]]
+
+
+def _safe(num: pl.Expr, den: pl.Expr) -> pl.Expr:
+    """``num / den``, 0 when ``den`` is 0 (trec_eval's value there)."""
+    return pl.when(den > 0).then(num / den).otherwise(0.0)
+
+
+def _own(params: Params, names: Sequence[str]) -> str:
+    """The part of a statistic's key that the metric's own parameters make."""
+    return "{" + ",".join(f"{n}={params.get(n)!r}" for n in names) + "}" if names else ""
+
+
+def _stats_for(name: str, convs: Sequence[Convention], build: Build, own: Sequence[str],
+               geometric: bool) -> Callable[[Params, Context], Sequence[Stat]]:
+    def stats(params: Params, ctx: Context) -> Sequence[Stat]:
+        conv = effective(params, ctx, convs)
+        k = params.get("k")
+
+        def per_query(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+            pq = joined_per_query(ctx.memo, lf, conv, k)
+            frame, value = build(ctx, conv, params, lf)
+            if frame is not None:
+                pq = pq.join(frame, on=Q, how="left")
+            # a query without predictions (missing=zero) or without truth (unjudged=zero)
+            # counts 0, as trec_eval -c: it computes nothing for it
+            counted = c("status").is_in(["ok", "no_relevant"])
+            return pq.select(
+                Q, *keys, "w", "status", "straddle",
+                pl.when(c("keep")).then(pl.when(counted).then(value).otherwise(0.0))
+                .alias("value"),
+            )
+
+        extra = None
+        if geometric:
+            kept = c("value").is_not_null()
+            log = c("value").clip(lower_bound=MIN_GEO_MEAN).log()
+            extra = {"sum_wlog": lambda: query_sum(pl.when(kept).then(c("w") * log),
+                                                   "sum_wlog")}
+        return [query_stat(name, k, conv, per_query, extra, key_extra=_own(params, own))]
+
+    return stats
+
+
+def _mean_value(stats: StatValues, params: Params) -> MetricValue:
+    return value_of(stats, params.get("k"))
+
+
+def _geometric_value(stats: StatValues, params: Params) -> MetricValue:
+    mv = value_of(stats, None)
+    df = next(iter(stats.values()))
+    if mv.value is not None and df.height:
+        mv.value = math.exp(float(df["sum_wlog"][0]) / float(df["sum_w"][0]))
+    return mv
+
+
+def _metric(name: str, summary: str, formula: str, build: Build, *,
+            convs: Sequence[Convention] = POLICIES, own: Sequence[Param] = (),
+            k: Param | None = None, aliases: tuple[str, ...] = (), peer: str,
+            conventions: str = "", rng: tuple[float | None, float | None] = (0.0, 1.0),
+            geometric: bool = False, example: str) -> Metric:
+    params = (*((k,) if k is not None else ()), *own, *(cv.param for cv in convs), THRESHOLD,
+              COMPAT)
+    ties = TIE_NOTE if TIES in convs else STRICT_NOTE
+    return Metric(
+        name=name, family=FAMILY, summary=summary, formula=formula, direction="higher",
+        needs=(),
+        stats=_stats_for(name, convs, build, [p.name for p in own], geometric),
+        value=_geometric_value if geometric else _mean_value, params=params,
+        interval=None if geometric else t_interval_of,
+        interval_doc="" if geometric else T_INTERVAL_DOC,
+        conventions=(conventions + " " if conventions else "") + ties + " "
+        + conventions_text(convs) + " " + RELEVANT + " Not in the default set: name it.",
+        peer=peer, aliases=aliases, cutoff="k" if k is not None else None, range=rng,
+        in_default_set=False, example=example,
+    )
+
+
+def _relevant_rows(ctx: Context, conv: Mapping[str, Any], lf: pl.LazyFrame) -> pl.LazyFrame:
+    """The ranked rows with the query's ``R`` and ``N`` (queries of the truth only)."""
+    thr = conv["relevance_threshold"]
+    rk = ranked(ctx.memo, lf, conv["ties"], thr, "linear")
+    truth = truth_per_query(ctx.memo, lf, thr, "linear", None).select(Q, "R", "N")
+    return rk.join(truth, on=Q, how="inner")
+
+
+# --------------------------------------------------------------------------- bpref
+
+def _bpref_frame(ctx: Context, conv: Mapping[str, Any], lf: pl.LazyFrame) -> pl.LazyFrame:
+    """Per query ``bpref_sum``: Σ over the relevant items retrieved of the share of the
+    preferences kept, ``1 − min(x, R)/min(N, R)`` with ``x`` the items judged not relevant
+    ranked above (1 when ``x`` is 0). Under ties=average, ``x`` is the count above the tie
+    group plus ``j``, uniform on 0..u (the position of the item among the group's ``u`` items
+    judged not relevant): the term is the mean of the formula over ``j``, in closed form."""
+    rows = _relevant_rows(ctx, conv, lf).with_columns(c("jn").cum_sum().over(Q).alias("_cj"))
+    if conv["ties"] == "average":
+        rows = rows.with_columns(
+            (c("_cj") - c("jn")).first().over([Q, "s"]).alias("_a"),
+            c("jn").sum().over([Q, "s"]).alias("_u"))
+    else:
+        rows = rows.with_columns((c("_cj") - c("jn")).alias("_a"), c("jn").alias("_u"))
+    a, u, r = c("_a"), c("_u"), c("R")
+    b = a + u
+    lo = pl.max_horizontal(a, pl.lit(1))
+    m = pl.min_horizontal(b, r)
+    # Σ_{x=lo..b} min(x, R): x up to R, then R for each x above it
+    below = pl.when(m >= lo).then((lo + m) * (m - lo + 1) // 2).otherwise(0)
+    above = r * (b - pl.max_horizontal(lo, r + 1) + 1).clip(lower_bound=0)
+    count = (b - lo + 1).clip(lower_bound=0)
+    d = pl.min_horizontal(c("N"), r).cast(F64)
+    total = (a == 0).cast(F64) + pl.when(count > 0).then(
+        count.cast(F64) - (below + above).cast(F64) / d).otherwise(0.0)
+    term = total / (u + 1).cast(F64)
+    return rows.filter(c("b") == 1).group_by(Q).agg(
+        in_order_sum(term, "pos").alias("bpref_sum"))
+
+
+def _bpref(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFrame
+           ) -> tuple[pl.LazyFrame | None, pl.Expr]:
+    return _bpref_frame(ctx, conv, lf), _safe(c("bpref_sum").fill_null(0.0), c("R").cast(F64))
+
+
+def _ap(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFrame
+        ) -> tuple[pl.LazyFrame | None, pl.Expr]:
+    return None, _safe(c("ap_sum"), c("R").cast(F64))
+
+
+# --------------------------------------------------------------------------- interpolated precision
+
+def _cut(level: float, rounding: str) -> pl.Expr:
+    """trec_eval's number of relevant items at a recall level: lround(level·R) (trec_eval
+    10), or (long)(level·R + 0.9) (trec_eval 9, and pytrec_eval's copy of it)."""
+    at = pl.lit(level, dtype=F64) * c("R").cast(F64)
+    if rounding == "v9":
+        return (at + 0.9).floor()
+    return at.round(0, mode="half_away_from_zero")
+
+
+def _iprec_frame(ctx: Context, conv: Mapping[str, Any], levels: Sequence[float],
+                 rounding: str) -> Callable[[pl.LazyFrame], pl.LazyFrame]:
+    """Per query and level ``i``, ``ip<i>``: the highest precision at or below the position of
+    the lround(level·R)-th relevant item (from the first one for level 0), trec_eval's
+    ``Int_Prec(X) = max_{Y >= X} Prec(Y)`` (precision falls between relevant items, so the
+    maximum is at one of them)."""
+    def build(lf: pl.LazyFrame) -> pl.LazyFrame:
+        rows = _relevant_rows(ctx, conv, lf).filter(c("b") == 1).with_columns(
+            c("b").cum_sum().over(Q).alias("_m"))
+        prec = c("_m").cast(F64) / c("pos").cast(F64)
+        return rows.group_by(Q).agg(
+            prec.filter(c("_m").cast(F64) >= pl.max_horizontal(_cut(lv, rounding), pl.lit(1.0)))
+            .max()
+            .alias(f"ip{i}") for i, lv in enumerate(levels))
+
+    return build
+
+
+def _iprec_value(i: int, level: float, rounding: str) -> pl.Expr:
+    """0 when fewer than lround(level·R) relevant items are retrieved (trec_eval's 0)."""
+    return pl.when(_cut(level, rounding) > c("hits")).then(0.0).otherwise(
+        c(f"ip{i}").fill_null(0.0))
+
+
+def _iprec(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFrame
+           ) -> tuple[pl.LazyFrame | None, pl.Expr]:
+    level, rounding = params["recall"], params["rounding"]
+    return (_iprec_frame(ctx, conv, [level], rounding)(lf),
+            _iprec_value(0, level, rounding))
+
+
+def _11pt(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFrame
+          ) -> tuple[pl.LazyFrame | None, pl.Expr]:
+    rounding = params["rounding"]
+    total = pl.lit(0.0)
+    for i in reversed(range(len(LEVELS))):  # trec_eval adds from the highest level down
+        total = total + _iprec_value(i, LEVELS[i], rounding)
+    return (_iprec_frame(ctx, conv, LEVELS, rounding)(lf),
+            total / as_column(float(len(LEVELS)), c("R")))
+
+
+RECALL = Param("recall", float, None, "the recall level, from 0 to 1 (trec_eval's "
+               "iprec_at_recall_0.10 is recall=0.1)", ge=0.0, le=1.0)
+ROUNDING = Param("rounding", str, "nearest",
+                 "relevant items a recall level x takes: nearest (lround(x·R), trec_eval 10) "
+                 "or v9 ((long)(x·R + 0.9), trec_eval 9 and pytrec_eval)",
+                 choices=("nearest", "v9"))
+
+
+# --------------------------------------------------------------------------- metrics
+
+METRICS: list[Metric] = [
+    _metric(
+        "bpref", "binary preference: share of the (relevant, judged non-relevant) preferences "
+        "the ranking keeps, ignoring unjudged items",
+        "bpref = (1/R) Σ_{relevant i retrieved} (1 − min(n_i, R) / min(N, R)), n_i the items "
+        "judged not relevant ranked above i (a term is 1 when n_i = 0)", _bpref,
+        peer="trec_eval bpref (Buckley and Voorhees, SIGIR 2004)",
+        conventions="Unjudged items play no part; N counts the judged items that are not "
+        "relevant, retrieved or not.", example="""
+    >>> from evalcli import evaluate
+    >>> evaluate({"task": "ranking", "metrics": ["bpref"]},  # b, d above c: 1 − 2/min(2, 2)
+    ...     predictions={"query": [1], "item": [["a", "b", "x", "d", "c"]]},
+    ...     truth={"query": [1, 1, 1, 1], "item": ["a", "b", "c", "d"],
+    ...            "relevance": [1, 0, 1, 0]}).values()  # x unjudged: (1 + 0) / 2
+    {'bpref': 0.5}
+    """),
+    _metric(
+        "gm_map", "geometric mean over queries of average precision",
+        "gm_map = exp(Σ_q w_q·log max(AP_q, 0.00001) / Σ_q w_q)", _ap, geometric=True,
+        aliases=("gmap",),
+        peer="trec_eval gm_map (its per-query lines are empty; the per-query value here is AP)",
+        conventions="Each query's AP is floored at 0.00001 (trec_eval's MIN_GEO_MEAN) before "
+        "the log, so a query at 0 lowers the mean without zeroing it. The interval: the "
+        "bootstrap over queries.", example="""
+    >>> from evalcli import evaluate
+    >>> evaluate({"task": "ranking", "metrics": ["gm_map", "map"]},  # APs 1 and 1/2
+    ...     predictions={"query": [1, 2], "item": [["a", "b"], ["c", "d"]]},
+    ...     truth={"query": [1, 2], "item": ["a", "d"]}).values()
+    {'gm_map': 0.7071067811865476, 'map': 0.75}
+    """),
+    _metric(
+        "gm_bpref", "geometric mean over queries of bpref",
+        "gm_bpref = exp(Σ_q w_q·log max(bpref_q, 0.00001) / Σ_q w_q)", _bpref, geometric=True,
+        peer="trec_eval gm_bpref (its per-query lines are empty; the per-query value here is "
+        "bpref)",
+        conventions="Each query's bpref is floored at 0.00001 (trec_eval's MIN_GEO_MEAN) "
+        "before the log. The interval: the bootstrap over queries.", example="""
+    >>> from evalcli import evaluate
+    >>> evaluate({"task": "ranking", "metrics": ["gm_bpref", "bpref"]},  # bprefs 1 and 0
+    ...     predictions={"query": [1, 2], "item": [["a", "b"], ["c", "d"]]},
+    ...     truth={"query": [1, 1, 2, 2], "item": ["a", "b", "c", "d"],
+    ...            "relevance": [1, 0, 0, 1]}).values()  # sqrt(1 · 0.00001)
+    {'gm_bpref': 0.003162277660168379, 'bpref': 0.5}
+    """),
+    _metric(
+        "iprec_at_recall", "interpolated precision at a recall level: the best precision at "
+        "or beyond the point where the level's share of the relevant items is retrieved",
+        "iprec(x) = max_{j >= rank of the c-th relevant item} P@j, c = lround(x·R) (from the "
+        "first relevant item when c = 0); 0 when fewer than c relevant items are retrieved",
+        _iprec, convs=STRICT, own=(RECALL, ROUNDING), aliases=("interpolated_precision",),
+        peer="trec_eval iprec_at_recall (its iprec_at_recall_0.10 is iprec_at_recall"
+        "[recall=0.1])",
+        conventions="The level takes lround(x·R) relevant items, as trec_eval 10 (rounding=v9: "
+        "(long)(x·R + 0.9), as trec_eval 9 and the pytrec_eval builds that copy it).", example="""
+    >>> from evalcli import evaluate
+    >>> evaluate({"task": "ranking", "metrics": ["iprec_at_recall[recall=0.5]"]},
+    ...     predictions={"query": [1], "item": [["x", "a", "b", "y"]]},  # P@2 = 1/2, P@3 = 2/3
+    ...     truth={"query": [1, 1, 1, 1], "item": ["a", "b", "c", "d"]}).values()  # c = 2
+    {'iprec_at_recall[recall=0.5]': 0.6666666666666666}
+    """),
+    _metric(
+        "iprec_11pt_avg", "interpolated precision averaged over the 11 recall levels 0, 0.1, "
+        "..., 1", "11pt_avg = (1/11) Σ_{x in 0, 0.1, ..., 1} iprec(x)", _11pt, convs=STRICT,
+        own=(ROUNDING,),
+        aliases=("11pt_avg", "eleven_point_average"),
+        peer="trec_eval 11pt_avg (at its default levels)",
+        conventions="The levels take lround(x·R) relevant items, as trec_eval 10 (rounding=v9: "
+        "(long)(x·R + 0.9), as trec_eval 9 and pytrec_eval; see iprec_at_recall).",
+        example="""
+    >>> from evalcli import evaluate
+    >>> evaluate({"task": "ranking", "metrics": [  # R = 2; levels 0-0.7 take 1 relevant item
+    ...     "11pt_avg", {"metric": "11pt_avg", "rounding": "v9"}]},  # (v9: 0-0.5), 0.8-1 take 2
+    ...     predictions={"query": [1], "item": [["a", "x"]]},  # 1 where 1 item, 0 where 2
+    ...     truth={"query": [1, 1], "item": ["a", "b"]}).values()  # 8/11 (v9: 6/11)
+    {'iprec_11pt_avg': 0.7272727272727273, 'iprec_11pt_avg[rounding=v9]': 0.5454545454545454}
+    """),
+]
