@@ -362,8 +362,17 @@ def _trec(measure: str, c: Call, params: Mapping[str, Any],
         if q not in qrels:
             continue
         orders = [run[q]] if params.get("ties") == "id" else _orders(run[q])
-        out[q] = float(np.mean([evaluator.evaluate({q: o})[q][measure] for o in orders]))
+        out[q] = float(np.mean([_one(evaluator.evaluate({q: o})[q], measure) for o in orders]))
     return out
+
+
+def _one(values: Mapping[str, float], measure: str) -> float:
+    """The value of ``measure``; a measure with parameters (``relative_P.2``) gives one value
+    under its printed name (``relative_P_2``)."""
+    if measure in values:
+        return values[measure]
+    (value,) = values.values()
+    return value
 
 
 def _relevant(c: Call) -> dict[str, int]:
@@ -538,6 +547,26 @@ def _11pt(c: Call, params: Mapping[str, Any]) -> float:
                               params)
 
 
+def _rprec_mult(c: Call, params: Mapping[str, Any]) -> float:
+    return _mean_over_queries(c, _trec(f"Rprec_mult.{params['mult']!r}", c, params), params)
+
+
+def _relative_p(c: Call, params: Mapping[str, Any]) -> float:
+    measure = "set_relative_P" if params["k"] is None else f"relative_P.{params['k']}"
+    return _mean_over_queries(c, _trec(measure, c, params), params)
+
+
+def _utility(c: Call, params: Mapping[str, Any]) -> float:
+    """trec_eval's utility (pytrec_eval parses no negative coefficient: the formula on its
+    counts num_rel_ret, num_ret, num_rel)."""
+    got, ret, rel = (_trec(m, c, params) for m in ("num_rel_ret", "num_ret", "num_rel"))
+    return _mean_over_queries(c, {
+        q: params["rel_ret"] * got[q] + params["nonrel_ret"] * (ret[q] - got[q])
+        + params["rel_missed"] * (rel[q] - got[q])
+        + params["nonrel_missed"] * (params["num_docs"] + got[q] - ret[q] - rel[q])
+        for q in got}, params)
+
+
 def _top(c: Call, k: int) -> dict[str, list[str]]:
     run = _lists(c)[0]
     return {q: sorted(s, key=lambda i: -s[i])[:k] for q, s in run.items()}
@@ -599,6 +628,10 @@ REFERENCES: dict[str, Reference] = {
                                   "bpref": _mean_of("bpref")}),
     "ranking/iprec_at_recall": _per_metric(_iprec),
     "ranking/iprec_11pt_avg": _per_metric(_11pt),
+    "ranking/rprec_mult": _per_metric(_rprec_mult),
+    "ranking/relative_precision": _per_metric(_relative_p),
+    "ranking/set_map": _ranking(lambda ps: "set_map"),
+    "ranking/utility": _per_metric(_utility),
     **{f"ranking/{name}": _count_sum(name) for name in
        ("num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret")},
     "ranking/auc": _per_metric(_auc),

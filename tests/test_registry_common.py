@@ -136,6 +136,10 @@ TRAITS: dict[str, Traits] = {
     "ranking/gm_bpref": Traits("other", None),
     "ranking/iprec_at_recall": Traits("other", None, {"recall": 0.3}),
     "ranking/iprec_11pt_avg": Traits("other", None),
+    "ranking/rprec_mult": Traits("other", None, {"mult": 1.5}),
+    "ranking/relative_precision": Traits("other", None),
+    "ranking/set_map": Traits("other", None),
+    "ranking/utility": Traits("other", None),
     **{f"ranking/{name}": Traits("other", None)  # counts: weights play no part
        for name in ("num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret")},
     "ranking/catalog_coverage": Traits("other", None, {"k": 3}),  # weights play no part

@@ -30,6 +30,8 @@ from evalcli.runner import run_config
 DATA = Path(__file__).parent / "data" / "trec_eval"
 
 _CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+MULTS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
+"""trec_eval's default multiples of R (Rprec_mult)."""
 MEASURES: dict[str, str] = {
     "map": "map", "Rprec": "r_precision", "recip_rank": "mrr", "ndcg": "ndcg",
     "set_P": "precision", "set_recall": "recall", "set_F": "f1",
@@ -41,6 +43,9 @@ MEASURES: dict[str, str] = {
     **{name: name for name in COUNTS},
     "bpref": "bpref", "gm_map": "gm_map", "gm_bpref": "gm_bpref", "11pt_avg": "iprec_11pt_avg",
     **{f"iprec_at_recall_{x:.2f}": f"iprec_at_recall[recall={x!r}]" for x in LEVELS},
+    "set_map": "set_map", "set_relative_P": "relative_precision", "utility": "utility",
+    **{f"relative_P_{k}": f"relative_precision@{k}" for k in _CUTS},
+    **{f"Rprec_mult_{m:.2f}": f"rprec_mult[mult={m!r}]" for m in MULTS},
 }
 ALL_ONLY = ("num_q", "gm_map", "gm_bpref")
 """Measures trec_eval prints on its 'all' line only (its per-query lines are empty)."""
@@ -193,7 +198,8 @@ def test_trec_eval_output_format_prints_trec_evals_lines(cli, tmp_path):
     names = ["num_q", "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "recip_rank", "P_5",
              "P.100", "recall_10", "ndcg", "ndcg_cut.10", "map_cut_10", "success_5", "set_F",
              "bpref", "gm_map", "gm_bpref", "iprec_at_recall_0.10", "iprec_at_recall.0.5",
-             "11pt_avg"]
+             "11pt_avg", "Rprec_mult_0.20", "relative_P_10", "set_relative_P", "set_map",
+             "utility"]
     args = ["compare", str(DATA / "results.test"), str(DATA / "qrels.test"), "--format-in",
             "trec", "--per-query", str(tmp_path / "pq.csv"), "-o", str(tmp_path / "r.treceval"),
             "-f", "trec_eval"]
@@ -214,6 +220,9 @@ def test_trec_eval_output_format_prints_trec_evals_lines(cli, tmp_path):
 RANDOM_MEASURES: dict[str, str] = {
     "bpref": "bpref", "11pt_avg": "iprec_11pt_avg[rounding=v9]",
     **{f"iprec_at_recall_{x:.2f}": f"iprec_at_recall[recall={x!r},rounding=v9]" for x in LEVELS},
+    "set_map": "set_map", "set_relative_P": "relative_precision", "utility": "utility",
+    **{f"relative_P_{k}": f"relative_precision@{k}" for k in _CUTS},
+    **{f"Rprec_mult_{m:.2f}": f"rprec_mult[mult={m!r}]" for m in MULTS},
 }
 """pytrec_eval (0.5.11) copies trec_eval 9's recall levels, (long)(x·R + 0.9), where trec_eval
 10 rounds (its regression suite above checks that): compared at rounding=v9."""
@@ -265,8 +274,9 @@ def test_random_runs_equal_pytrec_eval_per_query(tmp_path, seed):
     ours = {str(row["query"]): {mid: row[col[mid]] for mid in ids}
             for row in result.per_query.iter_rows(named=True)}
     means = {mid: m.value for mid, m in zip(ids, result.metrics, strict=True)}
-    theirs = pytrec_eval.RelevanceEvaluator(
-        qrels, {"bpref", "iprec_at_recall", "11pt_avg", *GEOMETRIC}).evaluate(run)
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, {
+        "bpref", "iprec_at_recall", "11pt_avg", "set_map", "set_relative_P", "utility",
+        "relative_P", "Rprec_mult", *GEOMETRIC}).evaluate(run)
     assert set(theirs) == {q for q in run if q in qrels}
     assert any(not any(r >= 1 for r in qrels[q].values()) for q in theirs)
     wrong = []

@@ -23,11 +23,11 @@ from __future__ import annotations
 from evalcli.result import MetricResult, RunResult
 
 _AT_K = {"precision": "P", "recall": "recall", "ndcg": "ndcg_cut", "map": "map_cut",
-         "hit_rate": "success"}
+         "hit_rate": "success", "relative_precision": "relative_P"}
 _WHOLE = {"precision": "set_P", "recall": "set_recall", "f1": "set_F", "map": "map",
           "ndcg": "ndcg", "mrr": "recip_rank", "r_precision": "Rprec",
-          "iprec_11pt_avg": "11pt_avg"}
-_LEVEL = {"iprec_at_recall": ("iprec_at_recall", "recall")}
+          "iprec_11pt_avg": "11pt_avg", "relative_precision": "set_relative_P"}
+_LEVEL = {"iprec_at_recall": ("iprec_at_recall", "recall"), "rprec_mult": ("Rprec_mult", "mult")}
 """Metrics at a level trec_eval writes after the name (``%s_%3.2f``): its name, the parameter."""
 COUNTS = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})
 ALL_ONLY = frozenset({"num_q", "gm_map", "gm_bpref"})

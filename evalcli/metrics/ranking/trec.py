@@ -32,6 +32,7 @@ from evalcli.metrics.ranking.conventions import (
     TIES,
     UNJUDGED,
     Convention,
+    K,
     conventions_text,
     effective,
 )
@@ -244,6 +245,53 @@ def _11pt(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFram
             total / as_column(float(len(LEVELS)), c("R")))
 
 
+# ------------------------------------------------------------------ set and cut-off measures
+
+def _rprec_mult(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFrame
+                ) -> tuple[pl.LazyFrame | None, pl.Expr]:
+    """Expected hits in the top ``cut = (long)(mult·R + 0.9)`` (trec_eval's cut-off), over
+    ``cut`` (also when fewer items are retrieved: trec_eval's num_rel_ret / cut)."""
+    mult = params["mult"]
+    cut = (pl.lit(mult, dtype=F64) * c("R").cast(F64) + 0.9).floor().cast(pl.Int64)
+    rows = _relevant_rows(ctx, conv, lf).with_columns(cut.alias("_cut"))
+    m = (c("_cut") - c("s")).clip(0, c("n")).cast(F64)
+    at = rows.filter(c("s") < c("_cut")).group_by(Q).agg(
+        in_order_sum(c("b").cast(F64) * m / c("n").cast(F64), "pos").alias("hits_cut"))
+    return at, _safe(c("hits_cut").fill_null(0.0), cut.cast(F64))
+
+
+def _relative_p(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFrame
+                ) -> tuple[pl.LazyFrame | None, pl.Expr]:
+    k = params.get("k")
+    size = c("qlen") if k is None else pl.lit(k, dtype=pl.Int64)
+    return None, _safe(c("hits"), pl.min_horizontal(size, c("R")).cast(F64))
+
+
+def _set_map(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFrame
+             ) -> tuple[pl.LazyFrame | None, pl.Expr]:
+    return None, _safe(c("hits") * c("hits"), c("qlen").cast(F64) * c("R").cast(F64))
+
+
+def _utility(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFrame
+             ) -> tuple[pl.LazyFrame | None, pl.Expr]:
+    hits, ret, rel = c("hits"), c("qlen").cast(F64), c("R").cast(F64)
+    docs = float(params["num_docs"])
+    return None, (params["rel_ret"] * hits + params["nonrel_ret"] * (ret - hits)
+                  + params["rel_missed"] * (rel - hits)
+                  + params["nonrel_missed"] * (docs + hits - ret - rel))
+
+
+MULT = Param("mult", float, None, "the multiple of R: the cut-off is (long)(mult·R + 0.9) "
+             "(trec_eval's Rprec_mult_0.20 is mult=0.2)", gt=0.0)
+UTILITY = (
+    Param("rel_ret", float, 1.0, "worth of each relevant item retrieved (trec_eval's p1)"),
+    Param("nonrel_ret", float, -1.0, "worth of each other item retrieved (p2)"),
+    Param("rel_missed", float, 0.0, "worth of each relevant item not retrieved (p3)"),
+    Param("nonrel_missed", float, 0.0, "worth of each other item not retrieved (p4; with "
+          "num_docs)"),
+    Param("num_docs", int, 0, "items in the collection, for nonrel_missed (trec_eval's -N)",
+          ge=0),
+)
 RECALL = Param("recall", float, None, "the recall level, from 0 to 1 (trec_eval's "
                "iprec_at_recall_0.10 is recall=0.1)", ge=0.0, le=1.0)
 ROUNDING = Param("rounding", str, "nearest",
@@ -329,5 +377,58 @@ METRICS: list[Metric] = [
     ...     predictions={"query": [1], "item": [["a", "x"]]},  # 1 where 1 item, 0 where 2
     ...     truth={"query": [1, 1], "item": ["a", "b"]}).values()  # 8/11 (v9: 6/11)
     {'iprec_11pt_avg': 0.7272727272727273, 'iprec_11pt_avg[rounding=v9]': 0.5454545454545454}
+    """),
+    _metric(
+        "rprec_mult", "precision at a multiple of R, the number of relevant items of the query",
+        "Rprec_mult(m) = hits@c / c, c = (long)(m·R + 0.9)", _rprec_mult, own=(MULT,),
+        peer="trec_eval Rprec_mult (its Rprec_mult_0.20 is rprec_mult[mult=0.2])",
+        conventions="Below R the value leans to precision, above it to recall; when fewer "
+        "than c items are retrieved the denominator is still c.", example="""
+    >>> from evalcli import evaluate
+    >>> evaluate({"task": "ranking", "metrics": ["rprec_mult[mult=2]", "Rprec_mult_0.5"]},
+    ...     predictions={"query": [1], "item": [["a", "x", "b", "y"]]},  # R = 2: top 4, top 1
+    ...     truth={"query": [1, 1], "item": ["a", "b"]}).values()  # 2/4, 1/1
+    {'rprec_mult[mult=2]': 0.5, 'rprec_mult[mult=0.5]': 1.0}
+    """),
+    _metric(
+        "relative_precision", "precision at k over the best precision possible at k: "
+        "precision up to R, recall beyond it",
+        "relative_P@k = hits@k / min(k, R) (no k: hits / min(|list|, R), set_relative_P)",
+        _relative_p, k=K, aliases=("relative_p", "set_relative_p"),
+        peer="trec_eval relative_P (relative_P_5 is relative_precision@5) and set_relative_P "
+        "(no k)", example="""
+    >>> from evalcli import evaluate
+    >>> evaluate({"task": "ranking", "metrics": ["relative_precision@2", "relative_P_5",
+    ...                                          "set_relative_P"]},
+    ...     predictions={"query": [1], "item": [["a", "x", "b"]]},  # R = 3
+    ...     truth={"query": [1, 1, 1], "item": ["a", "b", "c"]}).values()  # 1/2, 2/3, 2/3
+    {'relative_precision@2': 0.5, 'relative_precision@5': 0.6666666666666666,
+     'relative_precision': 0.6666666666666666}
+    """),
+    _metric(
+        "set_map", "unranked average precision: set precision times set recall",
+        "set_map = hits² / (|list|·R)", _set_map,
+        peer="trec_eval set_map (exact_unranked_avg_prec in its earlier versions)", example="""
+    >>> from evalcli import evaluate
+    >>> evaluate({"task": "ranking", "metrics": ["set_map"]},  # (1/3)·(1/2)
+    ...     predictions={"query": [1], "item": [["a", "x", "y"]]},
+    ...     truth={"query": [1, 1], "item": ["a", "b"]}).values()
+    {'set_map': 0.16666666666666666}
+    """),
+    _metric(
+        "utility", "set utility: a worth for each retrieved or missed, relevant or other item, "
+        "summed per query",
+        "utility = p1·hits + p2·(|list| − hits) + p3·(R − hits) + p4·(num_docs + hits − |list| "
+        "− R)", _utility, own=UTILITY, rng=(None, None),
+        peer="trec_eval utility (default coefficients 1, −1, 0, 0)",
+        conventions="Unjudged items retrieved count as other items. A query the policies count "
+        "as 0 (missing=zero, unjudged=zero) is 0, as trec_eval -c; a judged query without a "
+        "relevant item has its utility (the items retrieved cost p2 each).", example="""
+    >>> from evalcli import evaluate
+    >>> evaluate({"task": "ranking", "metrics": [
+    ...     "utility", {"metric": "utility", "rel_ret": 3, "rel_missed": -1}]},
+    ...     predictions={"query": [1], "item": [["a", "x", "y"]]},  # 1 hit, 2 others, 1 missed
+    ...     truth={"query": [1, 1], "item": ["a", "b"]}).values()  # 1 − 2; 3 − 2 − 1
+    {'utility': -1.0, 'utility[rel_missed=-1,rel_ret=3]': 0.0}
     """),
 ]
