@@ -632,6 +632,7 @@ REFERENCES: dict[str, Reference] = {
     "ranking/relative_precision": _per_metric(_relative_p),
     "ranking/set_map": _ranking(lambda ps: "set_map"),
     "ranking/utility": _per_metric(_utility),
+    "ranking/bin_g": _ranking(lambda ps: "binG"),
     **{f"ranking/{name}": _count_sum(name) for name in
        ("num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret")},
     "ranking/auc": _per_metric(_auc),

@@ -140,6 +140,7 @@ TRAITS: dict[str, Traits] = {
     "ranking/relative_precision": Traits("other", None),
     "ranking/set_map": Traits("other", None),
     "ranking/utility": Traits("other", None),
+    "ranking/bin_g": Traits("other", None),
     **{f"ranking/{name}": Traits("other", None)  # counts: weights play no part
        for name in ("num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret")},
     "ranking/catalog_coverage": Traits("other", None, {"k": 3}),  # weights play no part

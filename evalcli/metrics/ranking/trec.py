@@ -281,6 +281,17 @@ def _utility(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyF
                   + params["nonrel_missed"] * (docs + hits - ret - rel))
 
 
+def _bin_g(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFrame
+           ) -> tuple[pl.LazyFrame | None, pl.Expr]:
+    """Σ over the relevant items retrieved of 1 / log2(2 + o), ``o`` the other items above it
+    (trec_eval's 3 + i − rel_so_far, i from 0), over R."""
+    rows = _relevant_rows(ctx, conv, lf).filter(c("b") == 1).with_columns(
+        c("b").cum_sum().over(Q).alias("_m"))
+    term = 1.0 / (c("pos") + 2 - c("_m")).cast(F64).log(2)
+    return (rows.group_by(Q).agg(in_order_sum(term, "pos").alias("bin_g_sum")),
+            _safe(c("bin_g_sum").fill_null(0.0), c("R").cast(F64)))
+
+
 MULT = Param("mult", float, None, "the multiple of R: the cut-off is (long)(mult·R + 0.9) "
              "(trec_eval's Rprec_mult_0.20 is mult=0.2)", gt=0.0)
 UTILITY = (
@@ -430,5 +441,18 @@ METRICS: list[Metric] = [
     ...     predictions={"query": [1], "item": [["a", "x", "y"]]},  # 1 hit, 2 others, 1 missed
     ...     truth={"query": [1, 1], "item": ["a", "b"]}).values()  # 1 − 2; 3 − 2 − 1
     {'utility': -1.0, 'utility[rel_missed=-1,rel_ret=3]': 0.0}
+    """),
+    _metric(
+        "bin_g", "binary G: each relevant item retrieved gains 1 / log2(2 + the other items "
+        "above it), over R",
+        "binG = (1/R) Σ_{relevant i retrieved} 1 / log2(2 + o_i), o_i the items ranked above i "
+        "that are not relevant", _bin_g, convs=STRICT, aliases=("bing", "binary_g"),
+        peer="trec_eval binG (G with binary gains, Buckley's experimental measure)",
+        conventions="Unjudged items above count as not relevant.", example="""
+    >>> from evalcli import evaluate
+    >>> evaluate({"task": "ranking", "metrics": ["binG"]},  # a: 1/log2(2); b: 1/log2(3)
+    ...     predictions={"query": [1], "item": [["a", "x", "b"]]},
+    ...     truth={"query": [1, 1, 1], "item": ["a", "b", "c"]}).values()  # over R = 3
+    {'bin_g': 0.5436432511904857}
     """),
 ]
