@@ -63,14 +63,14 @@ def trec_eval_output(name: str) -> dict[tuple[str, str], str]:
     return out
 
 
-def evalcli_values(qrels: str, run: str, **params: Any
+def evalcli_values(qrels: str, run: str, options: dict[str, Any] | None = None, **params: Any
                    ) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
     """The mean and per-query values of every metric of MEASURES (``params``: each metric's;
-    a query left out by a policy has no values)."""
+    ``options``: the task's; a query left out by a policy has no values)."""
     cfg = parse_config({
         "task": "ranking", "predictions": {"path": str(DATA / run), "format": "trec"},
         "truth": {"path": str(DATA / qrels), "format": "trec"},
-        "options": {"compat": "trec_eval"},
+        "options": {"compat": "trec_eval", **(options or {})},
         "metrics": [{"metric": m, **params} for m in MEASURES.values()]}, "test", DATA)
     result = run_config(cfg, per_query_values=True)
     ids = dict(zip(MEASURES.values(), (m.id for m in result.metrics), strict=True))
@@ -319,3 +319,70 @@ def test_bpref_with_ties_averaged_is_the_mean_over_tie_orders():
     assert got["bpref[ties=id]"] == evaluator.evaluate({"q": scores})["q"]["bpref"]
     assert len(set(values)) > 3  # the order matters
 
+
+def test_max_per_query_is_trec_evals_M():
+    """``-m all_trec -q -c -M100`` on ``results.trunc``: ``max_per_query: 100``."""
+    expected = trec_eval_output("out.test.aqcM")
+    means, per_query = evalcli_values("qrels.test", "results.trunc", {"max_per_query": 100},
+                                      missing="zero")
+    assert expected[("num_ret", "301")] == "100"
+    n = _check(expected, means, per_query, {"301", "302", "303"})
+    assert n == EXPECTED_LINES
+
+
+def _random_trec(tmp_path: Path, seed: int) -> tuple[Path, Path]:
+    """30 queries: runs of 40 documents with tied scores, qrels judging about half of them
+    (and documents the run does not retrieve), graded 0-2."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    run, qrels = [], []
+    for q in range(30):
+        docs = rng.choice(80, size=40, replace=False)
+        scores = rng.integers(0, 12, size=40) / 4.0
+        run += [f"q{q} Q0 d{d} {i + 1} {s} r"
+                for i, (d, s) in enumerate(zip(docs, scores, strict=True))]
+        judged = rng.choice(80, size=30, replace=False)
+        qrels += [f"q{q} 0 d{d} {rng.integers(0, 3)}" for d in judged]
+    (tmp_path / "r.run").write_text("\n".join(run) + "\n")
+    (tmp_path / "q.qrels").write_text("\n".join(qrels) + "\n")
+    return tmp_path / "r.run", tmp_path / "q.qrels"
+
+
+@pytest.mark.parametrize("cap", [None, 7])
+def test_judged_only_and_max_per_query_equal_pytrec_eval(tmp_path, cap):
+    """``judged_only`` is trec_eval's -J (pytrec_eval's judged_docs_only_flag), applied after
+    ``max_per_query`` (-M, which pytrec_eval lacks: its run is cut to the first N by trec_eval's
+    order by hand here), on random runs with tied scores."""
+    import pytrec_eval
+
+    run_path, qrels_path = _random_trec(tmp_path, 3)
+    run: dict[str, dict[str, float]] = {}
+    for line in run_path.read_text().splitlines():
+        q, _, d, _, score, _ = line.split()
+        run.setdefault(q, {})[d] = float(score)
+    if cap is not None:  # trec_eval's order: score descending, then docno descending
+        run = {q: dict(sorted(docs.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)[:cap])
+               for q, docs in run.items()}
+    qrels: dict[str, dict[str, int]] = {}
+    for line in qrels_path.read_text().splitlines():
+        q, _, d, rel = line.split()
+        qrels.setdefault(q, {})[d] = int(rel)
+    measures = {"map": "map", "P_5": "precision@5", "ndcg_cut_10": "ndcg@10",
+                "recip_rank": "mrr", "num_ret": "num_ret", "num_rel_ret": "num_rel_ret"}
+    want = pytrec_eval.RelevanceEvaluator(qrels, set(measures), judged_docs_only_flag=True
+                                          ).evaluate(run)
+    options: dict[str, Any] = {"compat": "trec_eval", "judged_only": True}
+    if cap is not None:
+        options["max_per_query"] = cap
+    cfg = parse_config({
+        "task": "ranking", "predictions": str(run_path), "truth": str(qrels_path),
+        "options": options, "metrics": list(measures.values())}, "test", tmp_path)
+    result = run_config(cfg, per_query_values=True)
+    assert result.per_query is not None
+    got = {str(row["query"]): row for row in result.per_query.iter_rows(named=True)}
+    for q, values in want.items():
+        for measure, mid in measures.items():
+            assert got[q][mid] == pytest.approx(values[measure], abs=1e-12), (q, measure)
+    unjudged = sum(1 for q, docs in run.items() for d in docs if d not in qrels.get(q, {}))
+    assert unjudged > 0  # the flag had something to remove
