@@ -386,3 +386,24 @@ def test_judged_only_and_max_per_query_equal_pytrec_eval(tmp_path, cap):
             assert got[q][mid] == pytest.approx(values[measure], abs=1e-12), (q, measure)
     unjudged = sum(1 for q, docs in run.items() for d in docs if d not in qrels.get(q, {}))
     assert unjudged > 0  # the flag had something to remove
+
+
+def test_a_negative_relevance_is_not_a_judgment():
+    """TREC's -1 ("not judged for this purpose"): trec_eval counts such a retrieved document
+    neither relevant nor judged non-relevant."""
+    import pytrec_eval
+
+    from evalcli import evaluate
+
+    qrels = {"1": {"a": 1, "b": -1, "c": 0}}
+    run = {"1": {"a": 3.0, "b": 2.0, "c": 1.0}}
+    measures = ("num_nonrel_judged_ret", "num_rel_ret", "num_ret")
+    want = pytrec_eval.RelevanceEvaluator(qrels, set(measures)).evaluate(run)["1"]
+    got = evaluate({"task": "ranking", "metrics": list(measures),
+                    "options": {"compat": "trec_eval"}},
+                   predictions={"query": ["1"] * 3, "item": ["a", "b", "c"],
+                                "score": [3.0, 2.0, 1.0]},
+                   truth={"query": ["1"] * 3, "item": ["a", "b", "c"],
+                          "relevance": [1, -1, 0]}).values()
+    assert got == {m: want[m] for m in measures} == {
+        "num_nonrel_judged_ret": 1.0, "num_rel_ret": 1.0, "num_ret": 3.0}

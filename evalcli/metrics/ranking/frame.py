@@ -128,7 +128,9 @@ def _ranked(lf: pl.LazyFrame, ties: str, thr: float, gain: str) -> pl.LazyFrame:
     s_tie = c("_gs") - c("_qs")
     n_tie = c("_ge") - c("_gs") + 1
     base: list[str | pl.Expr] = [
-        Q, IT, "weight", *segs, "b", "g", c(REL).is_not_null().alias("judged"),
+        Q, IT, "weight", *segs, "b", "g",
+        # judged as trec_eval counts it: a negative relevance (TREC's -1) is not a judgment
+        (c(REL) >= 0).fill_null(False).alias("judged"),
         ((c(REL) >= 0.0) & (c(REL) < thr)).fill_null(False).cast(pl.Int64).alias("jn"),
         pos.alias("pos"),
         (c("_qe") - c("_qs") + 1).alias("qlen"),
