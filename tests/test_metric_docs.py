@@ -633,6 +633,9 @@ REFERENCES: dict[str, Reference] = {
     "ranking/set_map": _ranking(lambda ps: "set_map"),
     "ranking/utility": _per_metric(_utility),
     "ranking/bin_g": _ranking(lambda ps: "binG"),
+    "ranking/g": _ranking(lambda ps: "G"),
+    "ranking/ndcg_rel": _ranking(lambda ps: "ndcg_rel"),
+    "ranking/rndcg": _ranking(lambda ps: "Rndcg"),
     **{f"ranking/{name}": _count_sum(name) for name in
        ("num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret")},
     "ranking/auc": _per_metric(_auc),

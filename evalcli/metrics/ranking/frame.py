@@ -238,7 +238,7 @@ def truth_per_query(memo: Memo, lf: pl.LazyFrame, thr: float, gain: str, k: int 
     return memo.get(lf, ("truth", thr, gain, k), lambda: _truth(memo, lf, thr, gain, k).cache())
 
 
-def _judged(memo: Memo, lf: pl.LazyFrame, thr: float, gain: str) -> pl.LazyFrame:
+def judged_rows(memo: Memo, lf: pl.LazyFrame, thr: float, gain: str) -> pl.LazyFrame:
     """The judged rows sorted by query and gain (best first), with ``ipos``, each row's
     position in its query's ideal ranking: one sort and a linear scan, shared by every cut-off
     (a rank over a window per query costs ten times as much)."""
@@ -258,7 +258,7 @@ def _judged(memo: Memo, lf: pl.LazyFrame, thr: float, gain: str) -> pl.LazyFrame
 def _truth(memo: Memo, lf: pl.LazyFrame, thr: float, gain: str, k: int | None) -> pl.LazyFrame:
     c = pl.col
     segs = seg_cols(lf)
-    judged = _judged(memo, lf, thr, gain)
+    judged = judged_rows(memo, lf, thr, gain)
     ipos = c("ipos")
     ideal = c("g") / (ipos.cast(F64) + 1.0).log(2)
     if k is not None:

@@ -1,6 +1,7 @@
 """trec_eval's measures beyond the common ones: bpref, the geometric means gm_map and gm_bpref,
 interpolated precision at a recall level and its 11-point average, precision at multiples of R,
-relative precision, set MAP and utility.
+relative precision, set MAP, utility, binG, and the graded measures G, ndcg_rel and Rndcg (over
+trec_eval's ideal ranking: the judged items' gains, best first).
 
 Each is the per-query value of trec_eval 10's ``m_<name>.c`` written as Polars expressions over
 the ranked frame (:mod:`.frame`), averaged over queries as the other ranking metrics are (the
@@ -25,6 +26,7 @@ import polars as pl
 from evalcli.metrics.base import Context, Metric, MetricValue, Param, Params, Stat, StatValues
 from evalcli.metrics.ranking.conventions import (
     COMPAT,
+    GAIN,
     MISSING,
     NO_RELEVANT,
     STRICT_TIES,
@@ -36,7 +38,14 @@ from evalcli.metrics.ranking.conventions import (
     conventions_text,
     effective,
 )
-from evalcli.metrics.ranking.frame import F64, Q, joined_per_query, ranked, truth_per_query
+from evalcli.metrics.ranking.frame import (
+    F64,
+    Q,
+    joined_per_query,
+    judged_rows,
+    ranked,
+    truth_per_query,
+)
 from evalcli.metrics.ranking.stats import (
     T_INTERVAL_DOC,
     query_stat,
@@ -51,6 +60,7 @@ c = pl.col
 
 POLICIES = (TIES, MISSING, NO_RELEVANT, UNJUDGED)
 STRICT = (STRICT_TIES, MISSING, NO_RELEVANT, UNJUDGED)
+GAINED = (STRICT_TIES, GAIN, MISSING, NO_RELEVANT, UNJUDGED)
 MIN_GEO_MEAN = 0.00001
 """trec_eval's floor of a per-query value before the log of a geometric mean."""
 LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -292,6 +302,105 @@ def _bin_g(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFra
             _safe(c("bin_g_sum").fill_null(0.0), c("R").cast(F64)))
 
 
+
+# ------------------------------------------------------- gain measures: G, ndcg_rel, Rndcg
+
+def _log2(x: pl.Expr) -> pl.Expr:
+    return x.cast(F64).log(2)
+
+
+def _ideal(ctx: Context, conv: Mapping[str, Any], lf: pl.LazyFrame) -> pl.LazyFrame:
+    """The judged items of each query, best gain first (``ipos``: the ideal position), with
+    trec_eval's running sums along the ideal ranking at each position: ``icost`` (Σ max(gain,
+    1), G's cost), ``iidcg`` (the ideal DCG; only positive gains count, as trec_eval's ideal
+    ranking stops at the first gain <= 0) and ``last`` (the ideal gain changes after this
+    position: the next item's gain differs, or there is none)."""
+    judged = judged_rows(ctx.memo, lf, conv["relevance_threshold"], conv["gain"])
+    g, ipos = c("g"), c("ipos")
+    pos_g = pl.when(g > 0).then(g).otherwise(0.0)
+    return judged.select(
+        Q, ipos, g.alias("ig"),
+        pl.max_horizontal(g, pl.lit(1.0)).cum_sum().over(Q).alias("icost"),
+        (pos_g / _log2(ipos + 1)).cum_sum().over(Q).alias("iidcg"),
+        g.shift(-1).over(Q).ne_missing(g).alias("last"),
+    )
+
+
+def _gain_rows(ctx: Context, conv: Mapping[str, Any], lf: pl.LazyFrame
+               ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """The ranked rows (ties broken) with the running sums along the list, ``cg`` (Σ gain) and
+    ``cdcg`` (DCG), and the ideal's at the same position, ``icost`` and ``iidcg`` (past the
+    judged items: the cost grows by 1 a position, the ideal DCG stays); and per query the
+    ideal's totals: ``M`` (items of positive gain), ``IG`` (their gain), ``IDCG``, ``J``."""
+    ideal = _ideal(ctx, conv, lf)
+    totals = ideal.group_by(Q).agg(
+        (c("ig") > 0).sum().cast(pl.Int64).alias("M"),
+        in_order_sum(pl.when(c("ig") > 0).then(c("ig")).otherwise(0.0), "ipos").alias("IG"),
+        c("iidcg").last().alias("IDCG"), c("icost").last().alias("COST"),
+        pl.len().cast(pl.Int64).alias("J"))
+    rk = ranked(ctx.memo, lf, conv["ties"], conv["relevance_threshold"], conv["gain"])
+    rows = rk.select(
+        Q, "pos", "g", "qlen",
+        c("g").cum_sum().over(Q).alias("cg"),
+        (c("g") / _log2(c("pos") + 1)).cum_sum().over(Q).alias("cdcg"),
+    ).join(totals, on=Q, how="inner").join(
+        ideal.select(Q, c("ipos").alias("pos"), "icost", "iidcg"), on=[Q, "pos"], how="left",
+    ).with_columns(
+        c("icost").fill_null(c("COST") + (c("pos") - c("J")).cast(F64)),
+        c("iidcg").fill_null(c("IDCG")),
+    )
+    return rows, totals
+
+
+def _g(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFrame
+       ) -> tuple[pl.LazyFrame | None, pl.Expr]:
+    """Σ over the items retrieved with a gain of gain / log2(2 + cost − Σ gains so far), the
+    cost the ideal's Σ max(gain, 1) to that position, over the ideal's total gain."""
+    rows, totals = _gain_rows(ctx, conv, lf)
+    term = c("g") / _log2(2.0 + c("icost") - c("cg"))
+    per = rows.filter(c("g") != 0).group_by(Q).agg(in_order_sum(term, "pos").alias("g_sum"))
+    frame = totals.select(Q, "IG").join(per, on=Q, how="left")
+    return frame, _safe(c("g_sum").fill_null(0.0), c("IG"))
+
+
+def _ndcg_rel(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFrame
+              ) -> tuple[pl.LazyFrame | None, pl.Expr]:
+    """NDCG at each item of positive gain, retrieved (at its position) or not (at the end of
+    the list), averaged over the M items of positive gain."""
+    rows, totals = _gain_rows(ctx, conv, lf)
+    term = c("cdcg") / c("iidcg")
+    per = rows.group_by(Q).agg(
+        in_order_sum(pl.when(c("g") > 0).then(term).otherwise(0.0), "pos").alias("nr_sum"),
+        (c("g") > 0).sum().cast(pl.Int64).alias("nr_ret"),
+        c("cdcg").last().alias("nr_dcg"))
+    frame = totals.select(Q, "M", "IDCG").join(per, on=Q, how="left")
+    total = c("nr_sum").fill_null(0.0) + (
+        (c("M") - c("nr_ret").fill_null(0)).cast(F64) * c("nr_dcg").fill_null(0.0)
+        / c("IDCG"))
+    return frame, pl.when((c("M") > 0) & (total > 0)).then(total / c("M").cast(F64)
+                                                           ).otherwise(0.0)
+
+
+def _rndcg(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFrame
+           ) -> tuple[pl.LazyFrame | None, pl.Expr]:
+    """NDCG at each position where the ideal gain changes (after the last item of each gain
+    of the ideal ranking, the last one of positive gain included) and, when the list goes on
+    past the item after that one, at its end, averaged (0 without a relevant item)."""
+    rows, totals = _gain_rows(ctx, conv, lf)
+    ideal = _ideal(ctx, conv, lf).filter(c("last") & (c("ig") > 0))
+    dcg_at = rows.select(Q, c("pos").alias("ipos"), "cdcg")
+    ends = rows.group_by(Q).agg(c("cdcg").last().alias("rn_dcg"), c("qlen").first())
+    points = ideal.join(dcg_at, on=[Q, "ipos"], how="left").join(ends, on=Q, how="inner")
+    at = c("cdcg").fill_null(c("rn_dcg")) / c("iidcg")
+    per = points.group_by(Q).agg(in_order_sum(at, "ipos").alias("rn_sum"),
+                                 pl.len().cast(pl.Int64).alias("rn_n"))
+    frame = totals.select(Q, "M", "IDCG").join(ends, on=Q, how="left").join(
+        per, on=Q, how="left")
+    tail = ((c("qlen") > c("M") + 1) & (c("M") > 0)).fill_null(False)
+    num = c("rn_sum").fill_null(0.0) + pl.when(tail).then(c("rn_dcg") / c("IDCG")).otherwise(0.0)
+    den = (c("rn_n").fill_null(0) + tail.cast(pl.Int64)).cast(F64)
+    return frame, pl.when(c("R") > 0).then(_safe(num, den)).otherwise(0.0)
+
 MULT = Param("mult", float, None, "the multiple of R: the cut-off is (long)(mult·R + 0.9) "
              "(trec_eval's Rprec_mult_0.20 is mult=0.2)", gt=0.0)
 UTILITY = (
@@ -454,5 +563,54 @@ METRICS: list[Metric] = [
     ...     predictions={"query": [1], "item": [["a", "x", "b"]]},
     ...     truth={"query": [1, 1, 1], "item": ["a", "b", "c"]}).values()  # over R = 3
     {'bin_g': 0.5436432511904857}
+    """),
+    _metric(
+        "g", "trec_eval's G: each item retrieved gains gain / log2(2 + how far the "
+        "gain so far lags the ideal's), over the ideal total gain",
+        "G = (1/Σ_j ig_j) Σ_{i retrieved, gain_i ≠ 0} gain_i / log2(2 + Σ_{j<=i} max(ig_j, 1) − "
+        "Σ_{j<=i} gain_j), ig_j the j-th best gain of the judged items (0 past them)", _g,
+        convs=GAINED, aliases=("normalized_gain", "trec_g"),
+        peer="trec_eval G (Buckley's experimental measure, 2008)",
+        conventions="The ideal ranking is every judged item of positive gain, best first; its "
+        "cost counts each position at least 1. Gains are the relevance (gain: linear, as "
+        "trec_eval), whatever relevance_threshold is; unjudged items gain 0.", example="""
+    >>> from evalcli import evaluate
+    >>> evaluate({"task": "ranking", "metrics": ["G"]},  # ideal gains 2, 1: costs 2, 3
+    ...     predictions={"query": [1], "item": [["b", "a"]]},  # b: 1/log2(2 + 2 − 1)
+    ...     truth={"query": [1, 1], "item": ["a", "b"],  # a: 2/log2(2 + 3 − 3)
+    ...            "relevance": [2, 1]}).values()  # over 2 + 1
+    {'g': 0.8769765845238191}
+    """),
+    _metric(
+        "ndcg_rel", "NDCG averaged over the items of positive gain: at each one's position, "
+        "or at the end of the list for those not retrieved",
+        "ndcg_rel = (1/M) (Σ_{i retrieved, gain_i > 0} NDCG@i + (M − m)·DCG/IDCG), M the judged "
+        "items of positive gain, m those retrieved", _ndcg_rel, convs=GAINED,
+        peer="trec_eval ndcg_rel (experimental)",
+        conventions="NDCG@i is DCG@i over the ideal DCG@i (the judged items' gains best first, "
+        "the positive ones). Gains are the relevance (gain: linear, as trec_eval), whatever "
+        "relevance_threshold is.", example="""
+    >>> from evalcli import evaluate
+    >>> evaluate({"task": "ranking", "metrics": ["ndcg_rel"]},  # b at 1: NDCG@1 = 1/2
+    ...     predictions={"query": [1], "item": [["b", "x"]]},  # a, c missed: 2 × DCG/IDCG,
+    ...     truth={"query": [1, 1, 1], "item": ["a", "b", "c"],  # IDCG = 2 + 1/log2(3) + 1/2
+    ...            "relevance": [2, 1, 1]}).values()  # (1/2 + 2/IDCG) / 3
+    {'ndcg_rel': 0.37959596215986596}
+    """),
+    _metric(
+        "rndcg", "NDCG averaged at the R levels: where the ideal ranking moves to a lower gain, "
+        "and at the end of the list",
+        "Rndcg = mean of NDCG@c over c in {last position of each positive gain of the ideal "
+        "ranking} (and |list| when |list| > M + 1, M the judged items of positive gain)",
+        _rndcg, convs=GAINED, aliases=("r_ndcg",),
+        peer="trec_eval Rndcg (experimental)",
+        conventions="The levels are those of the judged items' gains (gain: linear, as "
+        "trec_eval); a query without a relevant item (relevance_threshold) is 0.", example="""
+    >>> from evalcli import evaluate
+    >>> evaluate({"task": "ranking", "metrics": ["Rndcg"]},  # levels end at 1, 2; 4 > 2 + 1
+    ...     predictions={"query": [1], "item": [["b", "x", "a", "y"]]},  # NDCG@1 = 1/2,
+    ...     truth={"query": [1, 1], "item": ["a", "b"],  # NDCG@2 = 1/(2 + 1/log2(3)),
+    ...            "relevance": [2, 1]}).values()  # NDCG@4 = (1 + 1)/(2 + 1/log2(3))
+    {'rndcg': 0.5467604333826009}
     """),
 ]
