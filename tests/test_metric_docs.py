@@ -567,6 +567,38 @@ def _utility(c: Call, params: Mapping[str, Any]) -> float:
         for q in got}, params)
 
 
+
+def _by_hand(measure: str) -> Callable[[Call, Mapping[str, Any]], float]:
+    """trec_eval's rbp, rbp_resid and unj written out from its m_rbp.c, m_rbp_resid.c and
+    m_unjudged.c (pytrec_eval has none of them), per query, averaged over the tie orders
+    unless ties=id; unjudged: no truth row or a negative relevance."""
+    def one(order: list[str], judged: Mapping[str, float], params: Mapping[str, Any]
+            ) -> float:
+        unjudged = [judged.get(i, -1.0) < 0 for i in order]
+        if measure == "unjudged_fraction":
+            k = params["k"]
+            return sum(unjudged[:k]) / k if k is not None else sum(unjudged) / len(order)
+        p = params["p"]
+        if measure == "rbp_resid":
+            tail = p ** len(order) + (1 - p) * sum(p ** n for n, u in enumerate(unjudged) if u)
+            return tail if any(unjudged) else 0.0
+        top = max([r for r in judged.values() if r >= 0], default=0.0)
+        gains = [max(judged.get(i, 0.0), 0.0) / (top if top > 1 else 1.0) for i in order]
+        return (1 - p) * sum(g * p ** n for n, g in enumerate(gains))
+
+    def ref(c: Call, params: Mapping[str, Any]) -> float:
+        run, qrels = _lists(c)
+        per_query = {}
+        for q, scores in run.items():
+            if q not in qrels:
+                continue
+            orders = [scores] if params.get("ties") == "id" else _orders(scores)
+            per_query[q] = float(np.mean([
+                one(sorted(o, key=lambda i: (o[i], i), reverse=True), qrels[q], params)
+                for o in orders]))
+        return _mean_over_queries(c, per_query, params)
+    return ref
+
 def _top(c: Call, k: int) -> dict[str, list[str]]:
     run = _lists(c)[0]
     return {q: sorted(s, key=lambda i: -s[i])[:k] for q, s in run.items()}
@@ -636,6 +668,9 @@ REFERENCES: dict[str, Reference] = {
     "ranking/g": _ranking(lambda ps: "G"),
     "ranking/ndcg_rel": _ranking(lambda ps: "ndcg_rel"),
     "ranking/rndcg": _ranking(lambda ps: "Rndcg"),
+    "ranking/rbp": _per_metric(_by_hand("rbp")),
+    "ranking/rbp_resid": _per_metric(_by_hand("rbp_resid")),
+    "ranking/unjudged_fraction": _per_metric(_by_hand("unjudged_fraction")),
     **{f"ranking/{name}": _count_sum(name) for name in
        ("num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret")},
     "ranking/auc": _per_metric(_auc),

@@ -47,6 +47,8 @@ MEASURES: dict[str, str] = {
     **{f"relative_P_{k}": f"relative_precision@{k}" for k in _CUTS},
     **{f"Rprec_mult_{m:.2f}": f"rprec_mult[mult={m!r}]" for m in MULTS},
     "binG": "bin_g", "G": "g", "ndcg_rel": "ndcg_rel", "Rndcg": "rndcg",
+    "rbp": "rbp", "rbp_resid": "rbp_resid",
+    **{f"unj_{k}": f"unjudged_fraction@{k}" for k in (5, 10, 20)},
 }
 ALL_ONLY = ("num_q", "gm_map", "gm_bpref")
 """Measures trec_eval prints on its 'all' line only (its per-query lines are empty)."""
@@ -200,7 +202,7 @@ def test_trec_eval_output_format_prints_trec_evals_lines(cli, tmp_path):
              "P.100", "recall_10", "ndcg", "ndcg_cut.10", "map_cut_10", "success_5", "set_F",
              "bpref", "gm_map", "gm_bpref", "iprec_at_recall_0.10", "iprec_at_recall.0.5",
              "11pt_avg", "Rprec_mult_0.20", "relative_P_10", "set_relative_P", "set_map",
-             "utility", "binG", "G", "ndcg_rel", "Rndcg"]
+             "utility", "binG", "G", "ndcg_rel", "Rndcg", "rbp", "rbp_resid", "unj_5", "unj.20"]
     args = ["compare", str(DATA / "results.test"), str(DATA / "qrels.test"), "--format-in",
             "trec", "--per-query", str(tmp_path / "pq.csv"), "-o", str(tmp_path / "r.treceval"),
             "-f", "trec_eval"]
@@ -294,6 +296,90 @@ def test_random_runs_equal_pytrec_eval_per_query(tmp_path, seed):
         mean = math.exp(sum(v[measure] for v in theirs.values()) / len(theirs))
         assert means[mid] == pytest.approx(mean, rel=1e-12), measure
     assert not wrong, "\n".join(wrong)
+
+
+def _rbp_unj_reference(qrels: dict[str, int], scores: dict[str, float], p: float
+                       ) -> dict[str, float]:
+    """rbp, rbp_resid and unj_5/10/20 of one query, written from trec_eval 10's m_rbp.c,
+    m_rbp_resid.c and m_unjudged.c (pytrec_eval has none of them): the list in trec_eval's
+    order (score descending, docno descending); gains the relevance levels, divided by the
+    query's highest judged level when it is above 1; unjudged: not in the qrels or < 0."""
+    order = sorted(scores, key=lambda d: (scores[d], d), reverse=True)
+    top = max(r for r in qrels.values() if r >= 0) if any(r >= 0 for r in qrels.values()) else 0
+    scale = top if top > 1 else 1
+    rbp = resid = 0.0
+    unjudged = 0
+    weight = 1.0
+    for d in order:
+        rel = qrels.get(d, -1)
+        if rel > 0:
+            rbp += rel / scale * weight
+        if rel < 0:
+            unjudged += 1
+            resid += weight
+        weight *= p
+    out = {"rbp": (1 - p) * rbp, "rbp_resid": weight + (1 - p) * resid if unjudged else 0.0}
+    for k in (5, 10, 20):
+        out[f"unj_{k}"] = sum(qrels.get(d, -1) < 0 for d in order[:k]) / k
+    return out
+
+
+@pytest.mark.parametrize(("seed", "p"), [(0, 0.9), (1, 0.9), (2, 0.5)])
+def test_rbp_and_unj_equal_a_reference_written_from_trec_evals_code(tmp_path, seed, p):
+    """Per query, to 1e-12, on random runs with ties (compat: trec_eval breaks them by docno
+    descending), relevance -1 to 2 (levels above 1: the gains are scaled) and queries of one
+    file only (left out, as trec_eval)."""
+    qrels, run = random_trec(seed)
+    pl.DataFrame([(q, d, s) for q, docs in run.items() for d, s in docs.items()],
+                 schema=["query", "item", "score"], orient="row").write_parquet(
+        tmp_path / "run.parquet")
+    pl.DataFrame([(q, d, float(r)) for q, docs in qrels.items() for d, r in docs.items()],
+                 schema=["query", "item", "relevance"], orient="row").write_parquet(
+        tmp_path / "qrels.parquet")
+    ids = {"rbp": f"rbp[p={p!r}]", "rbp_resid": f"rbp_resid[p={p!r}]",
+           **{f"unj_{k}": f"unjudged_fraction@{k}" for k in (5, 10, 20)}}
+    cfg = parse_config({
+        "task": "ranking", "predictions": str(tmp_path / "run.parquet"),
+        "truth": str(tmp_path / "qrels.parquet"), "options": {"compat": "trec_eval"},
+        "metrics": list(ids.values())}, "test", tmp_path)
+    result = run_config(cfg, per_query_values=True)
+    assert result.per_query is not None
+    col = dict(zip(ids.values(), (m.id for m in result.metrics), strict=True))
+    ours = {str(row["query"]): row for row in result.per_query.iter_rows(named=True)}
+    wrong = []
+    for q in run.keys() & qrels.keys():
+        want = _rbp_unj_reference(qrels[q], run[q], p)
+        for measure, mid in ids.items():
+            if abs(ours[q][col[mid]] - want[measure]) > 1e-12:
+                wrong.append(f"{measure} {q}: reference {want[measure]}, evalcli "
+                             f"{ours[q][col[mid]]}")
+    assert not wrong, "\n".join(wrong)
+    assert any(v["rbp_resid"] for q in run.keys() & qrels.keys()
+               for v in [_rbp_unj_reference(qrels[q], run[q], p)])
+
+
+def test_rbp_and_unj_with_ties_averaged_are_the_mean_over_tie_orders():
+    """ties=average: rbp, rbp_resid and unj@k are their expectations over every order of the
+    tied items (the reference on each order, averaged)."""
+    qrels = {"a": 1, "b": 0, "c": 2, "d": 0, "e": -1, "f": 1, "h": 2, "z": 1}
+    scores = {"a": 2.0, "b": 2.0, "c": 2.0, "x": 2.0, "e": 1.0, "f": 1.0, "g": 1.0, "h": 0.0,
+              "y": 3.0, "z": 3.0}  # the group at 2.0 straddles the cut-off 5
+    groups = [sorted(d for d in scores if scores[d] == v) for v in sorted(set(scores.values()))]
+    values = []
+    for perm in itertools.product(*(itertools.permutations(g) for g in groups)):
+        order = {d: float(i) for i, d in enumerate(d for g in perm for d in g)}
+        values.append(_rbp_unj_reference(qrels, order, 0.8))
+    mids = {"rbp": "rbp[p=0.8]", "rbp_resid": "rbp_resid[p=0.8]", "unj_5": "unj_5"}
+    got = evaluate({"task": "ranking", "metrics": list(mids.values())},
+                   predictions={"query": ["q"] * len(scores), "item": list(scores),
+                                "score": list(scores.values())},
+                   truth={"query": ["q"] * len(qrels), "item": list(qrels),
+                          "relevance": [float(r) for r in qrels.values()]}).values()
+    for measure, mid in mids.items():
+        mean = sum(v[measure] for v in values) / len(values)
+        key = "unjudged_fraction@5" if measure == "unj_5" else mid
+        assert got[key] == pytest.approx(mean, rel=1e-12), measure
+        assert len({v[measure] for v in values}) > 1, measure  # the order matters
 
 
 def test_bpref_with_ties_averaged_is_the_mean_over_tie_orders():

@@ -23,7 +23,7 @@ from __future__ import annotations
 from evalcli.result import MetricResult, RunResult
 
 _AT_K = {"precision": "P", "recall": "recall", "ndcg": "ndcg_cut", "map": "map_cut",
-         "hit_rate": "success", "relative_precision": "relative_P"}
+         "hit_rate": "success", "relative_precision": "relative_P", "unjudged_fraction": "unj"}
 _WHOLE = {"precision": "set_P", "recall": "set_recall", "f1": "set_F", "map": "map",
           "ndcg": "ndcg", "mrr": "recip_rank", "r_precision": "Rprec",
           "iprec_11pt_avg": "11pt_avg", "relative_precision": "set_relative_P",

@@ -23,7 +23,16 @@ from typing import Any
 
 import polars as pl
 
-from evalcli.metrics.base import Context, Metric, MetricValue, Param, Params, Stat, StatValues
+from evalcli.metrics.base import (
+    Context,
+    Direction,
+    Metric,
+    MetricValue,
+    Param,
+    Params,
+    Stat,
+    StatValues,
+)
 from evalcli.metrics.ranking.conventions import (
     COMPAT,
     GAIN,
@@ -136,12 +145,12 @@ def _metric(name: str, summary: str, formula: str, build: Build, *,
             convs: Sequence[Convention] = POLICIES, own: Sequence[Param] = (),
             k: Param | None = None, aliases: tuple[str, ...] = (), peer: str,
             conventions: str = "", rng: tuple[float | None, float | None] = (0.0, 1.0),
-            geometric: bool = False, example: str) -> Metric:
+            geometric: bool = False, direction: Direction = "higher", example: str) -> Metric:
     params = (*((k,) if k is not None else ()), *own, *(cv.param for cv in convs), THRESHOLD,
               COMPAT)
     ties = TIE_NOTE if TIES in convs else STRICT_NOTE
     return Metric(
-        name=name, family=FAMILY, summary=summary, formula=formula, direction="higher",
+        name=name, family=FAMILY, summary=summary, formula=formula, direction=direction,
         needs=(),
         stats=_stats_for(name, convs, build, [p.name for p in own], geometric),
         value=_geometric_value if geometric else _mean_value, params=params,
@@ -401,6 +410,67 @@ def _rndcg(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFra
     den = (c("rn_n").fill_null(0) + tail.cast(pl.Int64)).cast(F64)
     return frame, pl.when(c("R") > 0).then(_safe(num, den)).otherwise(0.0)
 
+
+# ------------------------------------------------------------ rank-biased precision, unjudged
+
+def _rbp(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFrame
+         ) -> tuple[pl.LazyFrame | None, pl.Expr]:
+    """(1 − p) Σ gain_i·p^(i−1), the gains of the query divided by its highest judged gain when
+    that is above 1 (trec_eval's normalisation of the gains to [0, 1]). Under ties=average
+    each position of a tie group carries the group's mean gain (the expectation: the sum is
+    linear in the gains at each position)."""
+    p = params["p"]
+    thr = conv["relevance_threshold"]
+    top = judged_rows(ctx.memo, lf, thr, conv["gain"]).group_by(Q).agg(
+        c("g").max().alias("_gmax"))
+    scale = pl.when(c("_gmax") > 1.0).then(c("_gmax")).otherwise(1.0)
+    rows = ranked(ctx.memo, lf, conv["ties"], thr, conv["gain"]).join(top, on=Q, how="inner")
+    term = (c("G") / c("n").cast(F64)) / scale * pl.lit(p, dtype=F64).pow(c("pos") - 1)
+    frame = rows.group_by(Q).agg(in_order_sum(term, "pos").alias("rbp_sum"))
+    return frame, (1.0 - p) * c("rbp_sum").fill_null(0.0)
+
+
+def _unjudged_rows(ctx: Context, conv: Mapping[str, Any], lf: pl.LazyFrame) -> pl.LazyFrame:
+    """The ranked rows with ``u``: the expected share of unjudged items (no truth row, or a
+    negative relevance: trec_eval's -1 and -2) at the row's position (under ties=average,
+    the tie group's share)."""
+    rows = ranked(ctx.memo, lf, conv["ties"], conv["relevance_threshold"], "linear")
+    unj = (~c("judged")).cast(F64)
+    if conv["ties"] == "average":
+        return rows.with_columns((unj.sum().over([Q, "s"]) / c("n").cast(F64)).alias("u"))
+    return rows.with_columns(unj.alias("u"))
+
+
+def _rbp_resid(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFrame
+               ) -> tuple[pl.LazyFrame | None, pl.Expr]:
+    """When the list holds an unjudged item: p^|list| + (1 − p) Σ_{unjudged i} p^(i−1), the
+    most rbp could rise if every unjudged item (and every item past the list) had the
+    highest gain; 0 otherwise (as trec_eval)."""
+    p = params["p"]
+    rows = _unjudged_rows(ctx, conv, lf)
+    pp = pl.lit(p, dtype=F64)
+    frame = rows.group_by(Q).agg(
+        in_order_sum(c("u") * pp.pow(c("pos") - 1), "pos").alias("resid_sum"),
+        c("u").sum().alias("resid_n"))
+    value = pp.pow(c("qlen")) + (1.0 - p) * c("resid_sum")
+    return frame, pl.when(c("resid_n").fill_null(0.0) > 0).then(value).otherwise(0.0)
+
+
+def _unj(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFrame
+         ) -> tuple[pl.LazyFrame | None, pl.Expr]:
+    """Unjudged items in the top k over k (no k: over the list); under ties=average the
+    expected count, as hits@k."""
+    k = params.get("k")
+    rows = _unjudged_rows(ctx, conv, lf)
+    if k is None:
+        frame = rows.group_by(Q).agg(in_order_sum(c("u"), "pos").alias("unj_n"))
+        return frame, _safe(c("unj_n").fill_null(0.0), c("qlen").cast(F64))
+    # each unjudged item of a tie group is in the top k with probability clip(k − s, 0, n)/n
+    within = (pl.lit(k, dtype=pl.Int64) - c("s")).clip(0, c("n")).cast(F64) / c("n").cast(F64)
+    frame = rows.filter(c("s") < k).group_by(Q).agg(
+        in_order_sum((~c("judged")).cast(F64) * within, "pos").alias("unj_n"))
+    return frame, c("unj_n").fill_null(0.0) / float(k)
+
 MULT = Param("mult", float, None, "the multiple of R: the cut-off is (long)(mult·R + 0.9) "
              "(trec_eval's Rprec_mult_0.20 is mult=0.2)", gt=0.0)
 UTILITY = (
@@ -414,6 +484,8 @@ UTILITY = (
 )
 RECALL = Param("recall", float, None, "the recall level, from 0 to 1 (trec_eval's "
                "iprec_at_recall_0.10 is recall=0.1)", ge=0.0, le=1.0)
+PERSISTENCE = Param("p", float, 0.9, "the persistence: the chance the user goes on to the next "
+                    "item (trec_eval's rbp.p, default 0.9)", gt=0.0, lt=1.0)
 ROUNDING = Param("rounding", str, "nearest",
                  "relevant items a recall level x takes: nearest (lround(x·R), trec_eval 10) "
                  "or v9 ((long)(x·R + 0.9), trec_eval 9 and pytrec_eval)",
@@ -612,5 +684,54 @@ METRICS: list[Metric] = [
     ...     truth={"query": [1, 1], "item": ["a", "b"],  # NDCG@2 = 1/(2 + 1/log2(3)),
     ...            "relevance": [2, 1]}).values()  # NDCG@4 = (1 + 1)/(2 + 1/log2(3))
     {'rndcg': 0.5467604333826009}
+    """),
+    _metric(
+        "rbp", "rank-biased precision: the gain a user collects per item viewed, going on from "
+        "each item to the next with probability p",
+        "RBP = (1 − p) Σ_i gain_i·p^(i−1), gains divided by the query's highest judged gain "
+        "when it is above 1", _rbp, convs=(*POLICIES, GAIN), own=(PERSISTENCE,),
+        aliases=("rank_biased_precision",),
+        peer="trec_eval rbp (Moffat and Zobel, TOIS 2008; rbp.p=x is rbp[p=x])",
+        conventions="Gains are the relevance (gain: linear, as trec_eval), brought to [0, 1] "
+        "per query: divided by the highest gain among the query's judged items when it is "
+        "above 1 (trec_eval 10 leaves the minimum and maximum of that scaling uninitialised; "
+        "its printed values are those of a scaling from 0). Unjudged items gain 0; the "
+        "residual is rbp_resid.", example="""
+    >>> from evalcli import evaluate
+    >>> evaluate({"task": "ranking", "metrics": ["rbp", "rbp[p=0.5]"]},  # gains / 2: 1, 0, 1/2
+    ...     predictions={"query": [1], "item": [["a", "x", "b"]]},
+    ...     truth={"query": [1, 1], "item": ["a", "b"],  # 0.1·(1 + 0.81/2); 0.5·(1 + 0.25/2)
+    ...            "relevance": [2, 1]}).values()
+    {'rbp': 0.14049999999999996, 'rbp[p=0.5]': 0.5625}
+    """),
+    _metric(
+        "rbp_resid", "rank-biased precision's residual: how much rbp could still rise if "
+        "every unjudged item, and every item past the list, had the highest gain",
+        "rbp_resid = p^|list| + (1 − p) Σ_{unjudged i} p^(i−1) when an item of the list is "
+        "unjudged, else 0", _rbp_resid, own=(PERSISTENCE,), direction="lower",
+        peer="trec_eval rbp_resid",
+        conventions="Unjudged: no truth row, or a negative relevance (TREC's -1). A list "
+        "without an unjudged item is 0, as trec_eval (the tail p^|list| is then left out).",
+        example="""
+    >>> from evalcli import evaluate
+    >>> evaluate({"task": "ranking", "metrics": ["rbp_resid[p=0.5]"]},  # x unjudged at 2
+    ...     predictions={"query": [1], "item": [["a", "x", "b"]]},  # 0.5^3 + 0.5·0.5
+    ...     truth={"query": [1, 1], "item": ["a", "b"]}).values()
+    {'rbp_resid[p=0.5]': 0.375}
+    """),
+    _metric(
+        "unjudged_fraction", "share of unjudged items in the top k: a red flag for a run the "
+        "judgments barely cover",
+        "unj@k = |{i <= k : i unjudged}| / k (no k: over |list|)", _unj, k=K,
+        aliases=("unj",), direction="lower",
+        peer="trec_eval unj (unj_5 is unjudged_fraction@5)",
+        conventions="Unjudged: no truth row, or a negative relevance (TREC's -1). A list "
+        "shorter than k counts the missing places as judged (the denominator stays k), as "
+        "trec_eval.", example="""
+    >>> from evalcli import evaluate
+    >>> evaluate({"task": "ranking", "metrics": ["unj_5", "unjudged_fraction"]},
+    ...     predictions={"query": [1], "item": [["a", "x", "b"]]},  # x: 1/5, 1/3
+    ...     truth={"query": [1, 1], "item": ["a", "b"]}).values()
+    {'unjudged_fraction@5': 0.2, 'unjudged_fraction': 0.3333333333333333}
     """),
 ]
