@@ -671,6 +671,7 @@ REFERENCES: dict[str, Reference] = {
     "ranking/rbp": _per_metric(_by_hand("rbp")),
     "ranking/rbp_resid": _per_metric(_by_hand("rbp_resid")),
     "ranking/unjudged_fraction": _per_metric(_by_hand("unjudged_fraction")),
+    "ranking/infap": _by_name({"infap": _mean_of("infAP"), "map": _mean_of("map")}),
     **{f"ranking/{name}": _count_sum(name) for name in
        ("num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret")},
     "ranking/auc": _per_metric(_auc),

@@ -48,7 +48,7 @@ MEASURES: dict[str, str] = {
     **{f"Rprec_mult_{m:.2f}": f"rprec_mult[mult={m!r}]" for m in MULTS},
     "binG": "bin_g", "G": "g", "ndcg_rel": "ndcg_rel", "Rndcg": "rndcg",
     "rbp": "rbp", "rbp_resid": "rbp_resid",
-    **{f"unj_{k}": f"unjudged_fraction@{k}" for k in (5, 10, 20)},
+    **{f"unj_{k}": f"unjudged_fraction@{k}" for k in (5, 10, 20)}, "infAP": "infap",
 }
 ALL_ONLY = ("num_q", "gm_map", "gm_bpref")
 """Measures trec_eval prints on its 'all' line only (its per-query lines are empty)."""
@@ -202,7 +202,8 @@ def test_trec_eval_output_format_prints_trec_evals_lines(cli, tmp_path):
              "P.100", "recall_10", "ndcg", "ndcg_cut.10", "map_cut_10", "success_5", "set_F",
              "bpref", "gm_map", "gm_bpref", "iprec_at_recall_0.10", "iprec_at_recall.0.5",
              "11pt_avg", "Rprec_mult_0.20", "relative_P_10", "set_relative_P", "set_map",
-             "utility", "binG", "G", "ndcg_rel", "Rndcg", "rbp", "rbp_resid", "unj_5", "unj.20"]
+             "utility", "binG", "G", "ndcg_rel", "Rndcg", "rbp", "rbp_resid", "unj_5", "unj.20",
+             "infAP"]
     args = ["compare", str(DATA / "results.test"), str(DATA / "qrels.test"), "--format-in",
             "trec", "--per-query", str(tmp_path / "pq.csv"), "-o", str(tmp_path / "r.treceval"),
             "-f", "trec_eval"]
@@ -226,7 +227,7 @@ RANDOM_MEASURES: dict[str, str] = {
     "set_map": "set_map", "set_relative_P": "relative_precision", "utility": "utility",
     **{f"relative_P_{k}": f"relative_precision@{k}" for k in _CUTS},
     **{f"Rprec_mult_{m:.2f}": f"rprec_mult[mult={m!r}]" for m in MULTS},
-    "binG": "bin_g", "G": "g", "ndcg_rel": "ndcg_rel", "Rndcg": "rndcg",
+    "binG": "bin_g", "G": "g", "ndcg_rel": "ndcg_rel", "Rndcg": "rndcg", "infAP": "infap",
 }
 """pytrec_eval (0.5.11) copies trec_eval 9's recall levels, (long)(x·R + 0.9), where trec_eval
 10 rounds (its regression suite above checks that): compared at rounding=v9."""
@@ -281,7 +282,7 @@ def test_random_runs_equal_pytrec_eval_per_query(tmp_path, seed):
     theirs = pytrec_eval.RelevanceEvaluator(qrels, {
         "bpref", "iprec_at_recall", "11pt_avg", "set_map", "set_relative_P", "utility",
         "relative_P", "Rprec_mult", "binG", "G", "ndcg_rel", "Rndcg",
-        *GEOMETRIC}).evaluate(run)
+        "infAP", *GEOMETRIC}).evaluate(run)
     assert set(theirs) == {q for q in run if q in qrels}
     assert any(not any(r >= 1 for r in qrels[q].values()) for q in theirs)
     wrong = []

@@ -27,7 +27,8 @@ _AT_K = {"precision": "P", "recall": "recall", "ndcg": "ndcg_cut", "map": "map_c
 _WHOLE = {"precision": "set_P", "recall": "set_recall", "f1": "set_F", "map": "map",
           "ndcg": "ndcg", "mrr": "recip_rank", "r_precision": "Rprec",
           "iprec_11pt_avg": "11pt_avg", "relative_precision": "set_relative_P",
-          "bin_g": "binG", "g": "G", "ndcg_rel": "ndcg_rel", "rndcg": "Rndcg"}
+          "bin_g": "binG", "g": "G", "ndcg_rel": "ndcg_rel", "rndcg": "Rndcg",
+          "infap": "infAP"}
 _LEVEL = {"iprec_at_recall": ("iprec_at_recall", "recall"), "rprec_mult": ("Rprec_mult", "mult")}
 """Metrics at a level trec_eval writes after the name (``%s_%3.2f``): its name, the parameter."""
 COUNTS = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})

@@ -131,6 +131,8 @@ def _ranked(lf: pl.LazyFrame, ties: str, thr: float, gain: str) -> pl.LazyFrame:
         Q, IT, "weight", *segs, "b", "g",
         # judged as trec_eval counts it: a negative relevance (TREC's -1) is not a judgment
         (c(REL) >= 0).fill_null(False).alias("judged"),
+        # in the pool: a truth row, whatever its relevance (infAP's pooled-but-unjudged: < 0)
+        c(REL).is_not_null().alias("pooled"),
         ((c(REL) >= 0.0) & (c(REL) < thr)).fill_null(False).cast(pl.Int64).alias("jn"),
         pos.alias("pos"),
         (c("_qe") - c("_qs") + 1).alias("qlen"),

@@ -471,6 +471,36 @@ def _unj(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFrame
         in_order_sum((~c("judged")).cast(F64) * within, "pos").alias("unj_n"))
     return frame, c("unj_n").fill_null(0.0) / float(k)
 
+
+# --------------------------------------------------------------------------- infAP
+
+INFAP_EPSILON = 0.00001
+"""trec_eval's smoothing of infAP's estimate of the precision among the judged items above."""
+
+
+def _infap(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFrame
+           ) -> tuple[pl.LazyFrame | None, pl.Expr]:
+    """Yilmaz and Aslam's inferred AP as m_infap.c computes it: at each relevant item at
+    position j + 1 (j items above), 1 at the top, else 1/(j+1) + (j/(j+1))·(a/j)·((r + ε)/(r +
+    n + 2ε)), with r, n and u the relevant, judged non-relevant and pooled-unjudged
+    (relevance < 0) items above and a = r + n + u (items outside the truth count only in j);
+    summed and divided by R."""
+    rows = ranked(ctx.memo, lf, conv["ties"], conv["relevance_threshold"], "linear")
+    unj = (c("pooled") & ~c("judged")).cast(pl.Int64)
+    rows = rows.with_columns(
+        (c("b").cum_sum().over(Q) - c("b")).alias("_r"),
+        (c("jn").cum_sum().over(Q) - c("jn")).alias("_n"),
+        (unj.cum_sum().over(Q) - unj).alias("_u"),
+    ).filter(c("b") == 1)
+    j = (c("pos") - 1).cast(F64)
+    r, n = c("_r").cast(F64), c("_n").cast(F64)
+    above = (c("_r") + c("_n") + c("_u")).cast(F64)
+    term = pl.when(c("pos") == 1).then(1.0).otherwise(
+        1.0 / (j + 1.0) + (j / (j + 1.0)) * (above / j)
+        * ((r + INFAP_EPSILON) / (r + n + 2 * INFAP_EPSILON)))
+    frame = rows.group_by(Q).agg(in_order_sum(term, "pos").alias("infap_sum"))
+    return frame, _safe(c("infap_sum").fill_null(0.0), c("R").cast(F64))
+
 MULT = Param("mult", float, None, "the multiple of R: the cut-off is (long)(mult·R + 0.9) "
              "(trec_eval's Rprec_mult_0.20 is mult=0.2)", gt=0.0)
 UTILITY = (
@@ -733,5 +763,22 @@ METRICS: list[Metric] = [
     ...     predictions={"query": [1], "item": [["a", "x", "b"]]},  # x: 1/5, 1/3
     ...     truth={"query": [1, 1], "item": ["a", "b"]}).values()
     {'unjudged_fraction@5': 0.2, 'unjudged_fraction': 0.3333333333333333}
+    """),
+    _metric(
+        "infap", "inferred average precision: AP estimated from a random sample of the pool "
+        "being judged (items of the pool left unjudged carry relevance < 0)",
+        "infAP = (1/R) Σ_{relevant i retrieved} (1/i + ((i−1)/i)·(a_i/(i−1))·(r_i + ε)/(r_i + "
+        "n_i + 2ε)), r_i, n_i, u_i the relevant, judged non-relevant and pooled-unjudged items "
+        "above i, a_i = r_i + n_i + u_i, ε = 0.00001 (the term is 1 at the top)", _infap,
+        convs=STRICT, aliases=("inf_ap", "inferred_ap"),
+        peer="trec_eval infAP (Yilmaz and Aslam, CIKM 2006)",
+        conventions="Pooled but unjudged: a truth row with a negative relevance (TREC's -1); an "
+        "item without a truth row is outside the pool and counts as not relevant. On fully "
+        "judged lists infAP is close to AP (not equal: ε).", example="""
+    >>> from evalcli import evaluate
+    >>> evaluate({"task": "ranking", "metrics": ["infAP", "map"]},  # b at 3: 1/3 + (2/3)·
+    ...     predictions={"query": [1], "item": [["a", "x", "b"]]},  # (1/2)·(1 + ε)/(1 + 2ε)
+    ...     truth={"query": [1, 1], "item": ["a", "b"]}).values()  # x outside the pool
+    {'infap': 0.8333316666999994, 'map': 0.8333333333333333}
     """),
 ]
