@@ -147,6 +147,23 @@ def test_truncated_run_with_trailing_words_and_c_option():
     assert n == EXPECTED_LINES
 
 
+def test_l2_is_relevance_threshold_2():
+    """``out.test.aql``: ``-m all_trec -mrelstring.20 -q -l2`` on ``qrels.rel_level`` (graded
+    0-4): with ``relevance_threshold: 2`` every measure equals trec_eval's, per query and
+    'all' (the graded ones, G, ndcg, rbp, ..., keep the relevance as the gain). Skipped:
+    ``relstring_20`` (a string of relevance digits, not a measure) and ``runid``."""
+    expected = trec_eval_output("out.test.aql")
+    assert {m for m, _ in expected} - set(MEASURES) == {"relstring_20", "runid"}
+    means, per_query = evalcli_values("qrels.rel_level", "results.test",
+                                      relevance_threshold=2)
+    assert set(per_query) == {"301", "302", "303"}
+    n = _check(expected, means, per_query, set(per_query))
+    assert n == EXPECTED_LINES
+    means, per_query = evalcli_values("qrels.rel_level", "results.test")  # -l1: not these
+    with pytest.raises(AssertionError, match="map 301"):
+        _check(expected, means, per_query, set(per_query))
+
+
 def test_without_c_a_query_without_results_is_left_out():
     means, per_query = evalcli_values("qrels.test", "results.trunc")
     assert set(per_query) == {"301", "303"}
