@@ -158,6 +158,16 @@ def test_regression_matches_regression_metrics(spark, tmp_path):  # noqa: F811
     unit = RegressionMetrics(spark.sparkContext.parallelize(
         list(zip(yhat.tolist(), y.tolist(), strict=True)), 2))
     assert got["r2"] == pytest.approx(unit.r2, rel=REL)
+    # R² through the origin, weighted: Spark ML's RegressionEvaluator(throughOrigin=True)
+    from pyspark.ml.evaluation import RegressionEvaluator
+
+    frame = spark.createDataFrame(list(zip(y.tolist(), yhat.tolist(), weight.tolist(),
+                                           strict=True)), ["label", "prediction", "w"])
+    spark_r2 = RegressionEvaluator(metricName="r2", throughOrigin=True, weightCol="w"
+                                   ).evaluate(frame)
+    got = evalcli_values({"task": "regression", "predictions": path, "columns": {"weight": "w"},
+                          "metrics": [{"metric": "r2", "through_origin": True}]}, tmp_path)
+    assert got["r2[through_origin=true]"] == pytest.approx(spark_r2, rel=REL)
 
 
 def test_ranking_matches_ranking_metrics(spark, tmp_path):  # noqa: F811

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import polars as pl
 
-from evalcli.metrics.base import Metric, MetricValue, Params, StatValues
+from evalcli.metrics.base import Metric, MetricValue, Param, Params, StatValues
 from evalcli.metrics.regression.stats import ABS_ERRORS, EPS64, MOMENTS, abs_errors, moments
 from evalcli.metrics.regression.task import FAMILY
 
@@ -37,6 +37,25 @@ def _r2(m: dict[str, float]) -> MetricValue:
         return MetricValue(v, notes=[f"the target is constant: reported as {v:g}, as "
                                      "scikit-learn's force_finite"])
     return MetricValue(1 - m["sse"] / m["m2_y"])
+
+
+THROUGH_ORIGIN = Param(
+    "through_origin", bool, False,
+    "false: 1 − SSerr / Σ w·(y − ȳ)² (scikit-learn, Spark's default); true: R² of a fit "
+    "through the origin, 1 − SSerr / Σ w·y² (Spark's RegressionMetrics(throughOrigin=true))")
+
+
+def _r2_value(stats: StatValues, params: Params) -> MetricValue:
+    if not params.get("through_origin"):
+        return _value(_r2)(stats, params)
+    m = _m(stats)
+    if m["w"] <= 0:
+        return MetricValue(None, notes=["no rows (or zero total weight)"])
+    ssy = m["m2_y"] + m["w"] * m["mean_y"] * m["mean_y"]  # Σ w·y²
+    if ssy == 0:
+        return MetricValue(None, notes=["every target is 0: R² through the origin is "
+                                        "undefined (Σ w·y² = 0)"])
+    return MetricValue(1 - m["sse"] / ssy)
 
 
 def _explained_variance(m: dict[str, float]) -> MetricValue:
@@ -76,10 +95,13 @@ PEER = "scikit-learn (sklearn.metrics) and Spark MLlib RegressionMetrics"
 
 def _metric(name: str, summary: str, formula: str, fn: Callable[[dict[str, float]], MetricValue],
             direction: str = "lower", aliases: tuple[str, ...] = (), conventions: str = "",
-            rng: tuple[float | None, float | None] = (0.0, None), example: str = "") -> Metric:
+            rng: tuple[float | None, float | None] = (0.0, None), example: str = "",
+            params: tuple[Param, ...] = (),
+            value: Callable[[StatValues, Params], MetricValue] | None = None) -> Metric:
     return Metric(
         name, FAMILY, summary, formula, direction,  # type: ignore[arg-type]
-        REG, moments, _value(fn), conventions=conventions or "Weighted by the weight column.",
+        REG, moments, value or _value(fn), params=params,
+        conventions=conventions or "Weighted by the weight column.",
         peer=PEER, aliases=aliases, range=rng, example=example,
     )
 
@@ -113,11 +135,15 @@ METRICS: list[Metric] = [
             ...                       "prediction": [2.5, 0.0, 2.0, 8.0]}).values()
             {'mae': 0.5}
             """),
-    _metric("r2", "coefficient of determination", "1 − Σ w·(y − ŷ)² / Σ w·(y − ȳ)²", _r2,
+    _metric("r2", "coefficient of determination",
+            "1 − Σ w·(y − ŷ)² / Σ w·(y − ȳ)² (through_origin: 1 − Σ w·(y − ŷ)² / Σ w·y²)", _r2,
             direction="higher", aliases=("r_squared", "r2_score"), rng=(None, 1.0),
+            params=(THROUGH_ORIGIN,), value=_r2_value,
             conventions="Weighted; ȳ is the weighted mean. A constant target gives 1 when "
             "the predictions are exact, else 0, with a note (scikit-learn's force_finite). "
-            "Undefined with fewer than two rows, as scikit-learn.",
+            "Undefined with fewer than two rows, as scikit-learn. through_origin=true is "
+            "Spark's R² without an intercept (RegressionMetrics(throughOrigin=true), "
+            "RegressionEvaluator's throughOrigin): undefined when every target is 0.",
             example="""
             >>> from evalcli import evaluate
             >>> r = evaluate({"task": "regression", "metrics": ["r2"]},
@@ -126,6 +152,11 @@ METRICS: list[Metric] = [
             {'r2': 0.0}
             >>> r.metric("r2").notes
             ["the target is constant: reported as 0, as scikit-learn's force_finite"]
+            >>> evaluate({"task": "regression", "metrics": [
+            ...     "r2", {"metric": "r2", "through_origin": True}]},
+            ...     predictions={"label": [1.0, 2.0, 3.0], "prediction": [2.0, 2.0, 2.0]}
+            ...     ).values()  # 1 − 2/2 and 1 − 2/14
+            {'r2': 0.0, 'r2[through_origin=true]': 0.8571428571428572}
             """),
     _metric("explained_variance", "share of the target's variance the errors do not have",
             "1 − Var_w(y − ŷ) / Var_w(y)", _explained_variance, direction="higher",
