@@ -65,35 +65,37 @@ def trec_eval_output(name: str) -> dict[tuple[str, str], str]:
     return out
 
 
-def evalcli_values(qrels: str, run: str, options: dict[str, Any] | None = None, **params: Any
+def evalcli_values(qrels: str, run: str, options: dict[str, Any] | None = None,
+                   measures: dict[str, str] = MEASURES, **params: Any
                    ) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
-    """The mean and per-query values of every metric of MEASURES (``params``: each metric's;
-    ``options``: the task's; a query left out by a policy has no values)."""
+    """The mean and per-query values of every metric of ``measures`` (``params``: each
+    metric's; ``options``: the task's; a query left out by a policy has no values)."""
     cfg = parse_config({
         "task": "ranking", "predictions": {"path": str(DATA / run), "format": "trec"},
         "truth": {"path": str(DATA / qrels), "format": "trec"},
         "options": {"compat": "trec_eval", **(options or {})},
-        "metrics": [{"metric": m, **params} for m in MEASURES.values()]}, "test", DATA)
+        "metrics": [{"metric": m, **params} for m in measures.values()]}, "test", DATA)
     result = run_config(cfg, per_query_values=True)
-    ids = dict(zip(MEASURES.values(), (m.id for m in result.metrics), strict=True))
-    means = {mid: m.value for mid, m in zip(MEASURES.values(), result.metrics, strict=True)}
+    ids = dict(zip(measures.values(), (m.id for m in result.metrics), strict=True))
+    means = {mid: m.value for mid, m in zip(measures.values(), result.metrics, strict=True)}
     assert result.per_query is not None
     per_query: dict[str, dict[str, float]] = {}
     for row in result.per_query.iter_rows(named=True):
-        values = {mid: row[ids[mid]] for mid in MEASURES.values()}
+        values = {mid: row[ids[mid]] for mid in measures.values()}
         if any(v is not None for v in values.values()):
             per_query[str(row["query"])] = values
     return means, per_query
 
 
 def _check(expected: dict[tuple[str, str], str], means: dict[str, float],
-           per_query: dict[str, dict[str, float]], queries: set[str]) -> int:
+           per_query: dict[str, dict[str, float]], queries: set[str],
+           measures: dict[str, str] = MEASURES) -> int:
     checked = 0
     wrong = []
     for (measure, query), printed in expected.items():
-        if measure not in MEASURES:
+        if measure not in measures:
             continue
-        mid = MEASURES[measure]
+        mid = measures[measure]
         got = means[mid] if query == "all" else per_query.get(query, {}).get(mid, 0.0)
         if query != "all" and query not in queries:
             continue
@@ -162,6 +164,36 @@ def test_l2_is_relevance_threshold_2():
     means, per_query = evalcli_values("qrels.rel_level", "results.test")  # -l1: not these
     with pytest.raises(AssertionError, match="map 301"):
         _check(expected, means, per_query, set(per_query))
+
+
+MEAS_PARAMS: dict[str, str] = {
+    **{f"iprec_at_recall_{x:.2f}": f"iprec_at_recall[recall={x!r}]"
+       for x in (0.1, 0.2, 0.25, 0.5, 0.75)},
+    **{f"P_{k}": f"precision@{k}" for k in (3, 5, 7)},
+    **{f"recall_{k}": f"recall@{k}" for k in (20, 2000)},
+    **{f"Rprec_mult_{m:.2f}": f"rprec_mult[mult={m!r}]" for m in (0.2, 0.35, 5.0)},
+    "utility_2,-1,0,0": "utility[rel_ret=2,nonrel_ret=-1,rel_missed=0,nonrel_missed=0]",
+    **{f"ndcg_cut_{k}": f"ndcg@{k}" for k in (10, 20, 23)},
+    **{f"success_{k}": f"hit_rate@{k}" for k in (2, 5, 20)},
+}
+"""trec_eval's measures with parameters (``out.test.meas_params``) as evalcli's metrics:
+``-miprec_at_recall..10,.20,.25,.75,.50``, ``-m P.5,7,3``, ``-m recall.20,2000``,
+``-m Rprec_mult.5.0,0.2,0.35``, ``-mutility.2,-1,0,0``, ``-mndcg_cut.10,20,23.4`` (trec_eval
+reads the cut-off 23.4 as 23) and ``-msuccess.2,5,20``."""
+NOT_EXPRESSED = {"11pt_avg_.25,.5,.75", "ndcg_1=3,2=9,4=4.5"}
+"""``-m 11pt_avg..25,.5,.75`` (iprec_11pt_avg's levels are fixed) and ``-mndcg.1=3,2=9,4=4.5``
+(no per-level gain table yet) have no evalcli equivalent."""
+
+
+def test_measures_with_parameters():
+    """``out.test.meas_params`` (``-q``, the parameters of :data:`MEAS_PARAMS`, on
+    ``qrels.test`` and ``results.test``): each measure evalcli can express equals trec_eval's
+    per query and 'all'; the others are :data:`NOT_EXPRESSED`."""
+    expected = trec_eval_output("out.test.meas_params")
+    assert {m for m, _ in expected} == set(MEAS_PARAMS) | NOT_EXPRESSED
+    means, per_query = evalcli_values("qrels.test", "results.test", measures=MEAS_PARAMS)
+    n = _check(expected, means, per_query, set(per_query), MEAS_PARAMS)
+    assert n == 4 * len(MEAS_PARAMS)
 
 
 def test_without_c_a_query_without_results_is_left_out():
