@@ -554,3 +554,225 @@ def test_curve_metrics_share_one_computation_per_run_and_runs_share_nothing(monk
         assert got["average_precision"] == pytest.approx(
             skm.average_precision_score(labels, scores))
     assert (first["peak_f1"], second["peak_f1"]) == (pytest.approx(0.8), pytest.approx(2 / 3))
+
+
+# --------------------------------------------------------------------------- operating points
+# References: a brute force over every distinct score written here (scikit-learn's confusion
+# matrix at each threshold), and scikit-learn's precision_recall_curve for the two PR ones.
+
+def brute_points(y: Arr, s: Arr, w: Arr | None) -> list[tuple[float, float, float, float, float]]:
+    """(threshold, tp, fp, fn, tn) at every distinct score of a row with weight, highest first,
+    from scikit-learn's weighted confusion matrix of score >= threshold."""
+    ww = np.ones(len(y)) if w is None else w
+    out = []
+    for t in sorted(set(s[ww > 0].tolist()), reverse=True):
+        (tn, fp), (fn, tp) = skm.confusion_matrix(y, (s >= t).astype(int), labels=[0, 1],
+                                                  sample_weight=ww)
+        out.append((t, float(tp), float(fp), float(fn), float(tn)))
+    return out
+
+
+def brute_constrained(y: Arr, s: Arr, w: Arr | None, value: str, bound: str, level: float
+                      ) -> tuple[float, float, float] | None:
+    """(value, bound, threshold): the best value over the thresholds whose bound rate is at
+    least level; at equal value the best bound, then the highest threshold. None when no
+    threshold qualifies."""
+    def rate(name: str, tp: float, fp: float, fn: float, tn: float) -> float:
+        num, den = {"precision": (tp, tp + fp), "recall": (tp, tp + fn),
+                    "specificity": (tn, tn + fp)}[name]
+        return num / den
+
+    cands = [(rate(value, *c), rate(bound, *c), t) for t, *c in brute_points(y, s, w)
+             if rate(bound, *c) >= level]
+    return max(cands) if cands else None
+
+
+OPERATING = {  # metric: (value, bound, level parameter)
+    "recall_at_precision": ("recall", "precision", "min_precision"),
+    "precision_at_recall": ("precision", "recall", "min_recall"),
+    "sensitivity_at_specificity": ("recall", "specificity", "min_specificity"),
+    "specificity_at_sensitivity": ("specificity", "recall", "min_sensitivity"),
+}
+
+
+def brute_min_cost(y: Arr, s: Arr, w: Arr | None, c_fp: float, c_fn: float
+                   ) -> tuple[float, float | None]:
+    """(mean cost, threshold) minimised over the distinct scores and predicting nothing
+    (threshold None); at equal cost the highest threshold, predicting nothing first."""
+    ww = np.ones(len(y)) if w is None else w
+    total = ww.sum()
+    best = (c_fn * ww[y == 1].sum(), None)
+    for t, _, fp, fn, _ in brute_points(y, s, w):
+        cost = c_fp * fp + c_fn * fn
+        if cost < best[0]:
+            best = (cost, t)
+    return best[0] / total, best[1]
+
+
+def interpolated_top(y: Arr, s: Arr, w: Arr | None, fraction: float) -> float:
+    """Precision in the top fraction of the weight, ties in part: the cumulative positives
+    against the cumulative weight of scikit-learn's ROC points, interpolated linearly inside
+    the tied block that straddles the cut (the expectation over the orders of tied rows)."""
+    fpr, tpr, _ = skm.roc_curve(y, s, sample_weight=w, drop_intermediate=False)
+    ww = np.ones(len(y)) if w is None else w
+    p, n = ww[y == 1].sum(), ww[y == 0].sum()
+    tps, fps = tpr * p, fpr * n
+    k = fraction * (p + n)
+    return float(np.interp(k, tps + fps, tps) / k)
+
+
+LEVELS = [0.0, 0.3, 0.5, 2 / 3, 0.75, 0.9, 1.0]
+
+
+@SETTINGS
+@given(binary_data(), st.sampled_from(LEVELS))
+def test_constrained_operating_points_match_brute_force(data: tuple[Arr, Arr, Arr | None],
+                                                        level: float) -> None:
+    y, s, w = data
+    ww = np.ones(len(y)) if w is None else w
+    assume(ww.sum() > 0)
+    p, n = ww[y == 1].sum(), ww[y == 0].sum()
+    r = run(frame(y.tolist(), s.tolist(), None if w is None else w.tolist()), "binary",
+            [{"metric": m, spec[2]: level} for m, spec in OPERATING.items()],
+            **({"columns": {"weight": "w"}} if w is not None else {}))
+    for m, (name, (val, bound, _)) in zip(r.metrics, OPERATING.items(), strict=True):
+        needs_neg = "specificity" in (val, bound)
+        if p <= 0 or (needs_neg and n <= 0):
+            assert m.value is None and m.notes[0].startswith("undefined: no "), (name, m.notes)
+            continue
+        ref = brute_constrained(y, s, w, val, bound, level)
+        if ref is None:
+            assert m.value is None, (name, m.value)
+            said = "sensitivity" if name.startswith("spec") else bound
+            assert m.notes[0].startswith(f"undefined: no threshold reaches {said} >="), m.notes
+            continue
+        assert m.value == pytest.approx(ref[0], rel=1e-12, abs=1e-15), name
+        key = "sensitivity" if name == "specificity_at_sensitivity" else bound
+        assert m.details == {"threshold": ref[2], key: pytest.approx(ref[1], rel=1e-12)}, name
+        assert m.caption == f"at threshold {ref[2]:.6g}"
+
+
+@SETTINGS
+@given(binary_data(), st.sampled_from([0.0, 0.5, 0.8, 0.9]))
+def test_pr_operating_points_match_precision_recall_curve(data: tuple[Arr, Arr, Arr | None],
+                                                          level: float) -> None:
+    """The same against scikit-learn's precision_recall_curve (every threshold kept)."""
+    y, s, w = data
+    ww = np.ones(len(y)) if w is None else w
+    assume(ww[y == 1].sum() > 0)
+    prec, rec, _ = skm.precision_recall_curve(y, s, sample_weight=w, drop_intermediate=False)
+    prec, rec = prec[:-1], rec[:-1]  # drop the (recall 0, precision 1) end: no threshold
+    got = ours(y.tolist(), s.tolist(), None if w is None else w.tolist(),
+               [{"metric": "recall_at_precision", "min_precision": level},
+                {"metric": "precision_at_recall", "min_recall": level}])
+    ok = prec >= level
+    expected = rec[ok].max() if ok.any() else None
+    assert got[f"recall_at_precision[min_precision={level:g}]"] == (
+        None if expected is None else pytest.approx(expected, rel=1e-12))
+    assert got[f"precision_at_recall[min_recall={level:g}]"] == pytest.approx(
+        prec[rec >= level].max(), rel=1e-12)
+
+
+@SETTINGS
+@given(binary_data(), st.sampled_from([(1.0, 1.0), (1.0, 5.0), (4.0, 1.0), (0.5, 0.25)]))
+def test_min_cost_matches_brute_force(data: tuple[Arr, Arr, Arr | None],
+                                      costs: tuple[float, float]) -> None:
+    y, s, w = data
+    ww = np.ones(len(y)) if w is None else w
+    assume(ww.sum() > 0)
+    r = run(frame(y.tolist(), s.tolist(), None if w is None else w.tolist()), "binary",
+            [{"metric": "min_cost", "fp_cost": costs[0], "fn_cost": costs[1]}, "accuracy",
+             "peak_f1"], **({"columns": {"weight": "w"}} if w is not None else {}))
+    cost, t = brute_min_cost(y, s, w, *costs)
+    m = r.metrics[0]
+    assert m.value == pytest.approx(cost, rel=1e-12, abs=1e-15)
+    assert m.details["threshold"] == t
+    assert m.caption == ("predicting no row positive" if t is None else f"at threshold {t:.6g}")
+    if costs == (1.0, 1.0):  # the lowest error rate: no accuracy at any threshold is higher
+        best = max([skm.accuracy_score(y, s >= t, sample_weight=ww) for t in set(s.tolist())]
+                   + [skm.accuracy_score(y, np.zeros(len(y)), sample_weight=ww)])
+        assert m.value == pytest.approx(1 - best, abs=1e-12)
+
+
+@SETTINGS
+@given(binary_data(), st.sampled_from([0.01, 0.1, 0.25, 1 / 3, 0.5, 1.0]))
+def test_precision_and_lift_at_top_match_the_interpolated_roc_counts(
+        data: tuple[Arr, Arr, Arr | None], fraction: float) -> None:
+    y, s, w = data
+    ww = np.ones(len(y)) if w is None else w
+    assume(ww[y == 1].sum() > 0 and ww[y == 0].sum() > 0)  # roc_curve needs both classes
+    top, lift = ours(y.tolist(), s.tolist(), None if w is None else w.tolist(),
+                     [{"metric": "precision_at_top", "fraction": fraction},
+                      {"metric": "lift_at_top", "fraction": fraction}]).values()
+    expected = interpolated_top(y, s, w, fraction)
+    base = ww[y == 1].sum() / ww.sum()
+    assert top == pytest.approx(expected, rel=1e-9)
+    assert lift == pytest.approx(expected / base, rel=1e-9)
+
+
+def test_precision_at_top_is_the_plain_top_k_without_ties() -> None:
+    rng = np.random.default_rng(3)
+    y, s = rng.integers(0, 2, 200), rng.permutation(200) / 200  # distinct scores
+    got = ours(y.tolist(), s.tolist(), None, ["precision_at_top[fraction=0.05]"])
+    top = np.argsort(-s)[:10]
+    assert got["precision_at_top[fraction=0.05]"] == pytest.approx(y[top].mean(), rel=1e-12)
+
+
+def test_operating_points_undefined_cases_and_parameters() -> None:
+    got = run(frame([0, 0, 0], [0.2, 0.4, 0.9]), "binary", [
+        "recall_at_precision[min_precision=0.5]", "precision_at_top[fraction=0.5]",
+        "lift_at_top[fraction=0.5]", "min_cost", "specificity_at_sensitivity[min_sensitivity=1]"])
+    by = {m.metric: m for m in got.metrics}
+    assert by["recall_at_precision"].notes == ["undefined: no positive labels"]
+    assert by["precision_at_top"].value == 0.0  # no positive in the top: a true 0
+    assert by["lift_at_top"].value is None
+    assert by["min_cost"].value == 0.0 and by["min_cost"].details["threshold"] is None
+    assert by["specificity_at_sensitivity"].notes == ["undefined: no positive labels"]
+    for bad, msg in (("recall_at_precision", "'min_precision'.*may not be empty"),
+                     ("recall_at_precision[min_precision=1.5]", "must be <= 1"),
+                     ("precision_at_top[fraction=0]", "must be > 0"),
+                     ("min_cost[fn_cost=-1]", "must be > 0")):
+        with pytest.raises(MetricError, match=msg):
+            run(frame([0, 1], [0.2, 0.4]), "binary", [bad])
+
+
+def test_operating_points_per_segment() -> None:
+    rng = np.random.default_rng(7)
+    n = 300
+    y = rng.integers(0, 2, n)
+    s = np.round(np.clip(0.5 * y + rng.normal(0.3, 0.2, n), 0, 1), 1)  # ties
+    w = rng.choice([0.0, 0.5, 1.0, 3.0], n)
+    g = rng.choice(["a", "b", "c"], n)
+    df = frame(y.tolist(), s.tolist(), w.tolist()).with_columns(pl.Series("g", g))
+    metrics = [{"metric": m, spec[2]: 0.8} for m, spec in OPERATING.items()] + [
+        {"metric": "min_cost", "fn_cost": 3}, {"metric": "precision_at_top", "fraction": 0.1},
+        {"metric": "lift_at_top", "fraction": 0.1}]
+    r = run(df, "binary", metrics, columns={"weight": "w"}, group_by=["g"])
+    assert len(r.segments) == 3
+    for seg in r.segments:
+        keep = g == seg.key["g"]
+        yy, ss, ww = y[keep], s[keep], w[keep]
+        for m, (val, bound, _) in zip(seg.metrics, OPERATING.values(), strict=False):
+            ref = brute_constrained(yy, ss, ww, val, bound, 0.8)
+            assert ref is not None, "the data reach every level in every segment"
+            assert m.value == pytest.approx(ref[0], rel=1e-12)
+            assert m.details["threshold"] == ref[2]
+        cost, t = brute_min_cost(yy, ss, ww, 1.0, 3.0)
+        assert seg.metrics[4].value == pytest.approx(cost, rel=1e-12)
+        assert seg.metrics[4].details["threshold"] == t
+        top = interpolated_top(yy, ss, ww, 0.1)
+        assert seg.metrics[5].value == pytest.approx(top, rel=1e-9)
+        base = ww[yy == 1].sum() / ww.sum()
+        assert seg.metrics[6].value == pytest.approx(top / base, rel=1e-9)
+
+
+def test_a_level_reached_exactly_counts_as_reached() -> None:
+    """Recall 14/17.5 is 0.8 exactly (scikit-learn's curve says so); a division by the
+    total as a literal would give 0.7999999999999999 and miss min_recall=0.8."""
+    y = [1, 1, 1, 0]
+    s = [0.1, 0.0, 0.0, 0.0]
+    w = [14.0, 1.5, 2.0, 0.5]
+    got = ours(y, s, w, ["precision_at_recall[min_recall=0.8]",
+                         "sensitivity_at_specificity[min_specificity=1]"])
+    assert got == {"precision_at_recall[min_recall=0.8]": 1.0,
+                   "sensitivity_at_specificity[min_specificity=1]": 0.8}

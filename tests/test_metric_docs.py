@@ -132,6 +132,14 @@ def _reg(fn: Callable[..., float], *ids: str) -> Reference:
     return ref
 
 
+def _r2_through_origin(c: Call) -> float:
+    """Spark's R² through the origin (RegressionMetrics(throughOrigin=true)), written out:
+    1 − Σ w·(y − ŷ)² / Σ w·y²; checked against Spark itself in tests/test_spark_mllib.py."""
+    y, p = c.yp()
+    w = np.ones(len(y)) if c.weights() is None else c.weights()
+    return float(1 - np.sum(w * (y - p) ** 2) / np.sum(w * y * y))
+
+
 def _max_error(c: Call) -> Expected:
     y, p = c.yp()
     w = c.weights()
@@ -191,6 +199,69 @@ def _peak_f1(c: Call) -> Expected:
     f1 = {t: skm.f1_score(y, s >= t, sample_weight=c.weights()) for t in np.unique(s)}
     best = max(f1.values())
     return {"peak_f1": best, ("peak_f1", "threshold"): max(t for t in f1 if f1[t] == best)}
+
+
+def _curve_points(c: Call, curve: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(precision, recall, thresholds) from scikit-learn's precision_recall_curve, or
+    (specificity, sensitivity, thresholds) from its roc_curve, one point per distinct score
+    (every threshold kept; the ends without a score dropped)."""
+    y, s, w = c.col("label"), c.col("score"), c.weights()
+    if curve == "pr":
+        precision, recall, thr = skm.precision_recall_curve(y, s, sample_weight=w,
+                                                            drop_intermediate=False)
+        return precision[:-1], recall[:-1], thr
+    fpr, tpr, thr = skm.roc_curve(y, s, sample_weight=w, drop_intermediate=False)
+    return 1 - fpr[1:], tpr[1:], thr[1:]
+
+
+OPERATING = {  # metric: (curve, index of the value, index of the bound, bound's name)
+    "recall_at_precision": ("pr", 1, 0, "precision"),
+    "precision_at_recall": ("pr", 0, 1, "recall"),
+    "sensitivity_at_specificity": ("roc", 1, 0, "specificity"),
+    "specificity_at_sensitivity": ("roc", 0, 1, "sensitivity"),
+}
+
+
+def _operating(c: Call) -> Expected:
+    """The best value over scikit-learn's curve points whose bound reaches the level; at
+    equal value the best bound, then the highest threshold; nan when none does."""
+    out: dict[Any, Any] = {}
+    for m in c.result.metrics:
+        curve, vi, bi, bound = OPERATING[m.metric]
+        pts = _curve_points(c, curve)
+        level = next(v for k, v in m.params.items() if k.startswith("min_"))
+        ok = [(pts[vi][i], pts[bi][i], pts[2][i]) for i in range(len(pts[2]))
+              if pts[bi][i] >= level]
+        if not ok:
+            out[m.id] = np.nan
+            continue
+        v, b, t = max(ok)
+        out.update({m.id: v, (m.id, "threshold"): t, (m.id, bound): b})
+    return out
+
+
+def _cost_and_top(c: Call) -> Expected:
+    """min_cost over scikit-learn's ROC counts (its first point predicts nothing: threshold
+    None); precision and lift in the top fraction, the cumulative positives interpolated at
+    fraction·Σw inside the tied block the cut falls in (expected over tie orders)."""
+    y, w = c.col("label"), c.weights()
+    ww = np.ones(len(y)) if w is None else w
+    p, n = ww[y == 1].sum(), ww[y == 0].sum()
+    fpr, tpr, thr = skm.roc_curve(y, c.col("score"), sample_weight=w, drop_intermediate=False)
+    fps, tps = fpr * n, tpr * p
+    out: dict[Any, Any] = {}
+    for m in c.result.metrics:
+        if m.metric == "min_cost":
+            cost = m.params["fp_cost"] * fps + m.params["fn_cost"] * (p - tps)
+            i = int(np.argmin(cost))  # the first minimum: the highest threshold
+            out.update({m.id: cost[i] / (p + n),
+                        (m.id, "threshold"): None if i == 0 else float(thr[i]),
+                        (m.id, "fp"): fps[i], (m.id, "fn"): p - tps[i]})
+        else:
+            k = m.params["fraction"] * (p + n)
+            precision = np.interp(k, tps + fps, tps) / k
+            out[m.id] = precision / (p / (p + n)) if m.metric == "lift_at_top" else precision
+    return out
 
 
 ZERO_DIVISION = {"0": 0.0, "1": 1.0, "nan": np.nan}
@@ -725,11 +796,16 @@ REFERENCES: dict[str, Reference] = {
     "binary/peak_f1": _peak_f1,
     "binary/log_loss": _scores(skm.log_loss, labels=[0, 1]),
     "binary/brier": _scores(skm.brier_score_loss),
+    **{f"binary/{name}": _operating for name in OPERATING},
+    **{f"binary/{name}": _cost_and_top for name in ("min_cost", "precision_at_top",
+                                                    "lift_at_top")},
     # regression: scikit-learn
     "regression/mse": _reg(skm.mean_squared_error, "mse"),
     "regression/rmse": _reg(skm.root_mean_squared_error, "rmse"),
     "regression/mae": _reg(skm.mean_absolute_error, "mae"),
-    "regression/r2": _reg(skm.r2_score, "r2"),
+    "regression/r2": lambda c: {
+        m.id: _r2_through_origin(c) if m.params.get("through_origin") else
+        skm.r2_score(*c.yp(), sample_weight=c.weights()) for m in c.result.metrics},
     "regression/explained_variance": lambda c: {
         **_reg(skm.explained_variance_score, "explained_variance")(c),
         **_reg(skm.r2_score, "r2")(c)},

@@ -87,6 +87,13 @@ TRAITS: dict[str, Traits] = {
     "binary/peak_f1": Traits(ROWS, None),
     "binary/log_loss": Traits(ROWS, None),
     "binary/brier": Traits(ROWS, None),
+    "binary/recall_at_precision": Traits(ROWS, None, {"min_precision": 0.6}),
+    "binary/precision_at_recall": Traits(ROWS, None, {"min_recall": 0.8}),
+    "binary/sensitivity_at_specificity": Traits(ROWS, None, {"min_specificity": 0.8}),
+    "binary/specificity_at_sensitivity": Traits(ROWS, None, {"min_sensitivity": 0.8}),
+    "binary/min_cost": Traits(ROWS, None),
+    "binary/precision_at_top": Traits(ROWS, None, {"fraction": 0.1}),
+    "binary/lift_at_top": Traits(ROWS, None, {"fraction": 0.1}),
     # regression
     "regression/mse": Traits(ROWS, SYM),
     "regression/rmse": Traits(ROWS, SYM),

@@ -138,6 +138,21 @@ def test_binary_two_files_segments_weights_ties(spark, tmp_path, fmt):
     assert not got.passed  # the auroc gate fails on both engines alike
 
 
+def test_binary_operating_points(spark, tmp_path):
+    """Recall at a precision, the cost-optimal threshold and the top fraction read the counts
+    per score the Spark engine combines: the same values, thresholds and notes."""
+    pred, truth = binary_frames(6, 300)
+    cfg = {"task": "binary", "predictions": write(pred, tmp_path, "p"),
+           "truth": write(truth, tmp_path, "t"), "columns": {"weight": "weight"},
+           "group_by": ["region"], "metrics": [
+               "recall_at_precision[min_precision=0.7]", "precision_at_recall[min_recall=0.8]",
+               "sensitivity_at_specificity[min_specificity=0.9]",
+               "specificity_at_sensitivity[min_sensitivity=0.9]", "min_cost[fn_cost=5]",
+               "precision_at_top[fraction=0.1]", "lift_at_top[fraction=0.1]"]}
+    got = same(cfg, tmp_path)
+    assert all(m.details.get("threshold") is not None for m in got.metrics[:4])
+
+
 def test_binary_one_file_default_metrics_and_curves(spark, tmp_path):
     pred, truth = binary_frames(2, 300)
     df = pred.join(truth, on="id")

@@ -4,10 +4,14 @@ hard prediction.
 - :mod:`.task`: the task contract (roles, checks, normalisation to 0/1 labels);
 - :mod:`.stats`: the mergeable statistics (confusion counts, counts per score, log-loss sums);
 - :mod:`.metrics`: the values from the statistics, and the metric declarations;
+- :mod:`.operating`: operating points (recall at a precision, the cost-optimal threshold, the
+  top fraction), from the counts per score;
 - :mod:`.extras`: what the family adds to a run (ROC and precision-recall curves).
 """
 
-from evalcli.metrics.binary.metrics import METRICS
+from evalcli.metrics.binary import metrics, operating
 from evalcli.metrics.binary.task import TASK, TASKS
+
+METRICS = [*metrics.METRICS, *operating.METRICS]
 
 __all__ = ["METRICS", "TASK", "TASKS"]

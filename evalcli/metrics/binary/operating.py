@@ -1,0 +1,397 @@
+"""Binary classification's operating points: the best value reachable under a constraint
+(recall at a minimum precision, sensitivity at a minimum specificity, ...), the cost-optimal
+threshold, and precision and lift in the top fraction of the scores.
+
+Every value here comes from the counts per distinct score (:func:`.stats.score_counts`), the
+statistic AUROC, average precision and peak F1 already use: no pass over the data of their
+own. The run's memo keeps one table of cumulative counts per table of counts, which all of
+them read (:func:`points`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import polars as pl
+
+from evalcli.metrics.base import Metric, MetricValue, Param, Params, StatValues, memo_of
+from evalcli.metrics.binary.metrics import SCORE, _score_stats
+from evalcli.metrics.binary.stats import SCORE_COUNTS
+from evalcli.metrics.binary.task import FAMILY
+from evalcli.metrics.stats import as_column
+
+F64 = pl.Float64
+
+
+# --------------------------------------------------------------------------- the points
+
+@dataclass(frozen=True)
+class Points:
+    """The operating points of a table of counts per score: one row per distinct score that
+    carries weight, highest first, with its own ``pos`` and ``neg`` and the cumulative ``tp``
+    and ``fp`` of predicting positive when ``score >= threshold``; ``p`` and ``n`` are the
+    weights of the positives and the negatives (the last cumulative counts, so that the lowest
+    threshold's recall is exactly 1)."""
+
+    table: pl.DataFrame
+    p: float
+    n: float
+
+
+def points(stats: StatValues) -> Points:
+    """The run's operating points of the counts per score (computed once per table: the run's
+    memo keeps them for every metric that reads them).
+
+    >>> t = pl.DataFrame({"score": [0.2, 0.9, 0.5, 0.7], "pos": [1.0, 1.0, 0.0, 0.0],
+    ...                   "neg": [1.0, 0.0, 0.0, 2.0]})
+    >>> pts = points({SCORE_COUNTS: t})
+    >>> pts.table.select("score", "tp", "fp").rows(), pts.p, pts.n
+    ([(0.9, 1.0, 0.0), (0.7, 1.0, 2.0), (0.2, 2.0, 3.0)], 2.0, 3.0)
+    """
+    table: pl.DataFrame = stats[SCORE_COUNTS]
+    return memo_of(stats).get(table, ("operating points",), lambda: _cumulate(table))
+
+
+def _cumulate(table: pl.DataFrame) -> Points:
+    # one order (highest score first) and one chunk: the running sums add row after row, so
+    # another engine's table of the same counts gives the same bits. Scores carried only by
+    # zero-weight rows are left out (a zero weight is no row, as in scikit-learn).
+    df = table
+    if not df.get_column("score").is_sorted(descending=True):
+        df = df.sort("score", descending=True)
+    if df.n_chunks() > 1:
+        df = df.rechunk()
+    pos, neg = pl.col("pos").cast(F64), pl.col("neg").cast(F64)
+    out = df.lazy().filter((pos + neg) > 0).select(
+        pl.col("score").cast(F64), pos.alias("pos"), neg.alias("neg"),
+        pos.cum_sum().alias("tp"), neg.cum_sum().alias("fp"),
+    ).collect(engine="in-memory")
+    if not out.height:
+        return Points(out, 0.0, 0.0)
+    return Points(out, float(out["tp"][-1]), float(out["fp"][-1]))
+
+
+def _undefined(pts: Points, *, positives: bool, negatives: bool) -> MetricValue | None:
+    """The value when the points cannot define the metric (the notes of the curve metrics)."""
+    if not pts.table.height:
+        return MetricValue(None, notes=["no rows"])
+    if positives and pts.p <= 0:
+        return MetricValue(None, notes=["undefined: no positive labels"])
+    if negatives and pts.n <= 0:
+        return MetricValue(None, notes=["undefined: no negative labels"])
+    return None
+
+
+def _at(t: float | None) -> str:
+    return "predicting no row positive" if t is None else f"at threshold {t:.6g}"
+
+
+# --------------------------------------------------------------------------- constrained optima
+
+@dataclass(frozen=True)
+class Constrained:
+    """Maximise rate ``value`` over the thresholds where rate ``bound`` is at least a level.
+
+    ``value`` and ``bound`` name rates of the points (:func:`_rate`); at equal ``value`` the
+    threshold with the higher ``bound`` is reported (the highest threshold at equal both).
+    ``negatives``: the rates need negatives too."""
+
+    value: str
+    bound: str
+    level_param: str
+    negatives: bool
+
+
+def _rate(name: str, p: float, n: float) -> pl.Expr:
+    # divided by a column, never by a literal: Polars may divide by a scalar as a
+    # multiplication by its reciprocal (14 / 17.5 would give 0.7999999999999999, and miss a
+    # level of 0.8 that scikit-learn's curve reaches); see stats.as_column
+    tp, fp = pl.col("tp"), pl.col("fp")
+    if name == "precision":
+        return tp / (tp + fp)
+    if name in ("recall", "sensitivity"):
+        return tp / as_column(p, tp)
+    return (n - fp) / as_column(n, fp)
+
+
+def _constrained_value(spec: Constrained) -> Callable[[StatValues, Params], MetricValue]:
+    def value(stats: StatValues, params: Params) -> MetricValue:
+        pts = points(stats)
+        bad = _undefined(pts, positives=True, negatives=spec.negatives)
+        if bad is not None:
+            return bad
+        level = float(params[spec.level_param])
+        rates = pts.table.select(
+            "score", _rate(spec.value, pts.p, pts.n).alias("v"),
+            _rate(spec.bound, pts.p, pts.n).alias("b"))
+        ok = rates.filter(pl.col("b") >= level)
+        if not ok.height:
+            top = rates.select(pl.col("b").max(),
+                               pl.col("score").filter(pl.col("b") == pl.col("b").max()).max()
+                               ).row(0)
+            note = (f"undefined: no threshold reaches {spec.bound} >= {level:g} (the highest "
+                    f"is {top[0]:.6g}, at threshold {top[1]:.6g})")
+            if spec.bound == "specificity":
+                note += f"; only predicting no row positive does, with {spec.value} 0"
+            return MetricValue(None, notes=[note])
+        # the best value; at equal value the best bound; at equal both the highest threshold
+        at = ok.filter(pl.col("v") == pl.col("v").max())  # few rows: sort them
+        v, b, t = at.sort(["b", "score"], descending=True).select("v", "b", "score").row(0)
+        return MetricValue(float(v), details={"threshold": float(t), spec.bound: float(b)},
+                           caption=_at(float(t)))
+
+    return value
+
+
+CONSTRAINED = {
+    "recall_at_precision": Constrained("recall", "precision", "min_precision", False),
+    "precision_at_recall": Constrained("precision", "recall", "min_recall", False),
+    "sensitivity_at_specificity": Constrained("sensitivity", "specificity", "min_specificity",
+                                              True),
+    "specificity_at_sensitivity": Constrained("specificity", "sensitivity", "min_sensitivity",
+                                              True),
+}
+
+
+# --------------------------------------------------------------------------- cost
+
+def _min_cost_value(stats: StatValues, params: Params) -> MetricValue:
+    pts = points(stats)
+    if not pts.table.height:
+        return MetricValue(None, notes=["no rows"])
+    c_fp, c_fn = float(params["fp_cost"]), float(params["fn_cost"])
+    total = pts.p + pts.n
+    tp, fp = pl.col("tp"), pl.col("fp")
+    cost = pts.table.select("score", fp, (pts.p - tp).alias("fn"),
+                            (c_fp * fp + c_fn * (pts.p - tp)).alias("cost"))
+    best = cost.filter(pl.col("cost") == pl.col("cost").min()).head(1)  # the highest threshold
+    none = c_fn * pts.p  # predicting no row positive: every positive missed
+    if none <= float(best["cost"][0]):
+        return MetricValue(none / total, details={"threshold": None, "fp": 0.0, "fn": pts.p},
+                           caption=_at(None))
+    t, fp_at, fn_at, c = best.row(0)
+    return MetricValue(float(c) / total,
+                       details={"threshold": float(t), "fp": float(fp_at), "fn": float(fn_at)},
+                       caption=_at(float(t)))
+
+
+# --------------------------------------------------------------------------- top fraction
+
+def _top(pts: Points, fraction: float) -> tuple[float, float, float]:
+    """The weight ``k`` of the top ``fraction``, the (expected) weight of positives in it, and
+    the lowest score in it. The rows tied at the cut count in part: the share of their weight
+    the top still holds (the expected value over the orders of the tied rows)."""
+    k = fraction * (pts.p + pts.n)
+    m = pl.col("tp") + pl.col("fp")
+    df = pts.table.with_columns(m.alias("m"))
+    cut = df.filter(pl.col("m") >= k).head(1)
+    if not cut.height:  # k rounded above the total: the last row
+        cut = df.tail(1)
+    score, pos, neg, tp, m_at = cut.select("score", "pos", "neg", "tp", "m").row(0)
+    before = m_at - pos - neg
+    share = min(max((k - before) / (pos + neg), 0.0), 1.0)
+    return k, (tp - pos) + pos * share, float(score)
+
+
+def _precision_at_top_value(stats: StatValues, params: Params) -> MetricValue:
+    pts = points(stats)
+    bad = _undefined(pts, positives=False, negatives=False)
+    if bad is not None:
+        return bad
+    k, hits, t = _top(pts, float(params["fraction"]))
+    return MetricValue(hits / k, details={"threshold": t, "top_weight": k}, caption=_at(t))
+
+
+def _lift_at_top_value(stats: StatValues, params: Params) -> MetricValue:
+    pts = points(stats)
+    bad = _undefined(pts, positives=True, negatives=False)
+    if bad is not None:
+        return bad
+    k, hits, t = _top(pts, float(params["fraction"]))
+    base = pts.p / (pts.p + pts.n)
+    return MetricValue((hits / k) / base,
+                       details={"threshold": t, "top_weight": k, "precision": hits / k,
+                                "base_rate": base},
+                       caption=_at(t))
+
+
+# --------------------------------------------------------------------------- declarations
+
+def _level(name: str, rate: str) -> Param:
+    return Param(name, float, None, f"the lowest {rate} an operating point may have, from 0 "
+                 "to 1", ge=0.0, le=1.0)
+
+
+FRACTION = Param("fraction", float, None, "the share of the rows (of the weight) with the "
+                 "highest scores, from 0 (excluded) to 1: 0.01 is the top 1%", gt=0.0, le=1.0)
+THRESHOLDS = ("Thresholds are the distinct scores (a row is predicted positive when score >= "
+              "threshold); the threshold reaching the value is in details.threshold, with the "
+              "constrained rate there. ")
+PEER_AT = ("torchmetrics' {} and Keras' {} (there over a grid of thresholds, here exact over "
+           "every distinct score); scikit-learn's {} gives the same points")
+
+
+def _constrained_metric(name: str, summary: str, formula: str, other: str, aliases: tuple[str,
+                        ...], peer: str, example: str) -> Metric:
+    spec = CONSTRAINED[name]
+    no_point = (
+        "Undefined, with a note naming the best " + spec.bound + " reached, when no threshold "
+        "reaches the level (torchmetrics and Keras report 0 there)")
+    if spec.bound == "specificity":
+        no_point += ("; predicting no row positive always does, with " + spec.value + " 0, "
+                     "and is not counted as a threshold")
+    return Metric(
+        name, FAMILY, summary, formula, "higher", (SCORE,), _score_stats,
+        _constrained_value(spec),
+        params=(_level(spec.level_param, spec.bound),),
+        conventions=THRESHOLDS + f"At equal {spec.value}, the threshold with the highest "
+        f"{spec.bound} is reported. " + no_point + ". Undefined "
+        "without positives" + (" or negatives" if spec.negatives else "") + ". Weighted "
+        "counts.",
+        peer=peer, aliases=aliases, range=(0.0, 1.0), in_default_set=False, example=example,
+    )
+
+
+METRICS: list[Metric] = [
+    _constrained_metric(
+        "recall_at_precision", "highest recall over the thresholds whose precision is at least "
+        "min_precision, with the threshold reaching it",
+        "max_t tp(t)/P over the t with tp(t)/(tp(t)+fp(t)) >= min_precision", "precision",
+        ("recall_at_fixed_precision",),
+        PEER_AT.format("BinaryRecallAtFixedPrecision", "RecallAtPrecision",
+                       "precision_recall_curve"),
+        example="""
+        >>> from evalcli import evaluate
+        >>> r = evaluate({"task": "binary", "metrics": ["recall_at_precision[min_precision=0.65]"]},
+        ...              predictions={"label": [1, 0, 1, 0, 1], "score": [0.9, 0.8, 0.7, 0.6, 0.1]})
+        >>> r.values(), r.metric("recall_at_precision[min_precision=0.65]").details
+        ({'recall_at_precision[min_precision=0.65]': 0.6666666666666666},
+         {'threshold': 0.7, 'precision': 0.6666666666666666})
+        """),
+    _constrained_metric(
+        "precision_at_recall", "highest precision over the thresholds whose recall is at least "
+        "min_recall, with the threshold reaching it",
+        "max_t tp(t)/(tp(t)+fp(t)) over the t with tp(t)/P >= min_recall", "recall",
+        ("precision_at_fixed_recall",),
+        PEER_AT.format("BinaryPrecisionAtFixedRecall", "PrecisionAtRecall",
+                       "precision_recall_curve"),
+        example="""
+        >>> from evalcli import evaluate
+        >>> r = evaluate({"task": "binary", "metrics": ["precision_at_recall[min_recall=0.5]"]},
+        ...              predictions={"label": [1, 0, 1, 1, 0], "score": [0.9, 0.8, 0.8, 0.3, 0.2]})
+        >>> r.values(), r.metric("precision_at_recall[min_recall=0.5]").details  # 0.8 is a tie
+        ({'precision_at_recall[min_recall=0.5]': 0.75}, {'threshold': 0.3, 'recall': 1.0})
+        """),
+    _constrained_metric(
+        "sensitivity_at_specificity", "highest sensitivity (recall) over the thresholds whose "
+        "specificity is at least min_specificity, with the threshold reaching it",
+        "max_t tp(t)/P over the t with (N − fp(t))/N >= min_specificity", "specificity",
+        ("tpr_at_specificity",),
+        PEER_AT.format("BinarySensitivityAtSpecificity", "SensitivityAtSpecificity",
+                       "roc_curve"),
+        example="""
+        >>> from evalcli import evaluate
+        >>> r = evaluate({"task": "binary", "metrics": [
+        ...     {"metric": "sensitivity_at_specificity", "min_specificity": 0.99}]},
+        ...     predictions={"label": [1, 0, 1, 0], "score": [0.3, 0.9, 0.2, 0.1]})
+        >>> r.values(), r.metric("sensitivity_at_specificity[min_specificity=0.99]").notes
+        ({'sensitivity_at_specificity[min_specificity=0.99]': None},
+         ['undefined: no threshold reaches specificity >= 0.99 (the highest is 0.5, at
+           threshold 0.9); only predicting no row positive does, with sensitivity 0'])
+        """),
+    _constrained_metric(
+        "specificity_at_sensitivity", "highest specificity over the thresholds whose "
+        "sensitivity (recall) is at least min_sensitivity, with the threshold reaching it",
+        "max_t (N − fp(t))/N over the t with tp(t)/P >= min_sensitivity", "sensitivity",
+        ("tnr_at_sensitivity",),
+        PEER_AT.format("BinarySpecificityAtSensitivity", "SpecificityAtSensitivity",
+                       "roc_curve"),
+        example="""
+        >>> from evalcli import evaluate
+        >>> r = evaluate({"task": "binary", "metrics": [
+        ...     {"metric": "specificity_at_sensitivity", "min_sensitivity": 0.5}]},
+        ...     predictions={"label": [1, 0, 1, 0, 0], "score": [0.8, 0.9, 0.4, 0.3, 0.1]},
+        ...     ).metric("specificity_at_sensitivity[min_sensitivity=0.5]")
+        >>> r.value, r.details  # 0.8 and 0.4 both reach 2/3: 0.4 has the higher sensitivity
+        (0.6666666666666666, {'threshold': 0.4, 'sensitivity': 1.0})
+        """),
+    Metric(
+        "min_cost", FAMILY, "lowest mean cost of the errors over all thresholds, with the "
+        "cost-optimal threshold",
+        "min_t (fp_cost·fp(t) + fn_cost·fn(t)) / Σ w, over the distinct scores and predicting "
+        "no row positive",
+        "lower", (SCORE,), _score_stats, _min_cost_value,
+        params=(Param("fp_cost", float, 1.0, "cost of a false positive", gt=0.0),
+                Param("fn_cost", float, 1.0, "cost of a false negative", gt=0.0)),
+        conventions="The mean cost per row (per unit of weight), so segments and data sets of "
+        "other sizes compare. Thresholds are the distinct scores (score >= threshold predicts "
+        "positive) and predicting no row positive (details.threshold null); at equal cost the "
+        "highest threshold is reported, with its weighted fp and fn in details. At the "
+        "default costs it is the lowest error rate, 1 − the best accuracy. The Bayes-optimal "
+        "threshold of calibrated probabilities is fp_cost / (fp_cost + fn_cost); this one is "
+        "the empirical optimum on the data.",
+        peer="the empirical minimum of a cost curve (Drummond & Holte), what scikit-learn's "
+        "TunedThresholdClassifierCV maximises with a cost scorer (there over a grid of "
+        "thresholds, cross-validated); checked against scikit-learn's roc_curve counts",
+        aliases=("min_expected_cost",), range=(0.0, None), in_default_set=False,
+        example="""
+        >>> from evalcli import evaluate
+        >>> r = evaluate({"task": "binary", "metrics": [{"metric": "min_cost", "fn_cost": 5}]},
+        ...              predictions={"label": [1, 0, 1, 0, 0], "score": [0.9, 0.8, 0.4, 0.3, 0.1]})
+        >>> r.values(), r.metric("min_cost[fn_cost=5]").details  # at 0.4: one fp (1), no fn
+        ({'min_cost[fn_cost=5]': 0.2}, {'threshold': 0.4, 'fp': 1.0, 'fn': 0.0})
+        """,
+    ),
+    Metric(
+        "precision_at_top", FAMILY, "precision among the rows with the highest scores, the top "
+        "fraction of them",
+        "(positives in the top fraction·Σw of weight) / (fraction·Σw), rows by score, highest "
+        "first",
+        "higher", (SCORE,), _score_stats, _precision_at_top_value,
+        params=(FRACTION,),
+        conventions="The top holds fraction·Σw of weight (fraction·N rows, unweighted), not "
+        "rounded to whole rows. The rows whose score equals the lowest score in the top count "
+        "in part: the share of their weight the top still holds, with that share of their "
+        "positives (the expected value over the orders of tied rows). So the value does not "
+        "depend on the order of the rows, and integer weights equal duplicated rows. "
+        "details.threshold is the lowest score in the top, details.top_weight its weight.",
+        peer="precision@k of the retrieval literature at k = fraction·N, with tied scores "
+        "counted as their expectation (no peer library computes this at a fraction; checked "
+        "against scikit-learn's roc_curve counts, interpolated within tied scores)",
+        aliases=("precision_at_fraction", "top_precision"), range=(0.0, 1.0),
+        in_default_set=False,
+        example="""
+        >>> from evalcli import evaluate
+        >>> r = evaluate({"task": "binary", "metrics": ["precision_at_top[fraction=0.25]"]},
+        ...              predictions={"label": [1, 0, 1, 0, 0, 0, 1, 0],
+        ...                           "score": [0.9, 0.7, 0.7, 0.7, 0.5, 0.3, 0.2, 0.1]})
+        >>> r.values()  # the top 2 rows: 0.9 (+) and one of the three at 0.7 (1 of 3 positive)
+        {'precision_at_top[fraction=0.25]': 0.6666666666666666}
+        """,
+    ),
+    Metric(
+        "lift_at_top", FAMILY, "precision in the top fraction of the scores over the share of "
+        "positives (lift)",
+        "precision_at_top(fraction) / (P / Σw)",
+        "higher", (SCORE,), _score_stats, _lift_at_top_value,
+        params=(FRACTION,),
+        conventions="precision_at_top over the base rate: 1 is no better than picking rows "
+        "at random, 1/base rate is every row of the top positive. Ties count in part as in "
+        "precision_at_top. Undefined without positives. details holds the threshold, the "
+        "top's weight, its precision and the base rate.",
+        peer="the lift of marketing lift charts (scikit-plot's plot_lift_curve at one "
+        "fraction); checked against scikit-learn's roc_curve counts",
+        aliases=("lift",), range=(0.0, None), in_default_set=False,
+        example="""
+        >>> from evalcli import evaluate
+        >>> r = evaluate({"task": "binary", "metrics": ["lift_at_top[fraction=0.2]"]},
+        ...              predictions={"label": [1, 1, 0, 0, 0, 0, 1, 0, 0, 0],
+        ...                           "score": [0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1, 0.0]})
+        >>> r.values()  # precision 1 in the top 2 rows, base rate 3/10
+        {'lift_at_top[fraction=0.2]': 3.3333333333333335}
+        """,
+    ),
+]
+
+
