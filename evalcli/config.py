@@ -321,6 +321,14 @@ def parse_metric_id(text: str) -> tuple[str, int | None, dict[str, str]]:
 
     >>> parse_metric_id("iprec_at_recall_0.10"), parse_metric_id("Rprec_mult.0.2")
     (('iprec_at_recall_0.10', None, {}), ('rprec_mult.0.2', None, {}))
+
+    A table is a parameter in braces, whose commas are its own; trec_eval's ``ndcg.1=3,2=9``
+    (a gain per relevance level) is ``gains``:
+
+    >>> parse_metric_id("ndcg@10[gains={1:3,2:9},log_base=10]")
+    ('ndcg', 10, {'gains': '{1:3,2:9}', 'log_base': '10'})
+    >>> parse_metric_id("ndcg.1=3,2=9,4=4.5")
+    ('ndcg', None, {'gains': '1=3,2=9,4=4.5'})
     """
     level = re.fullmatch(r"\s*(\d*[A-Za-z_][\w\-]*?[._]\d*\.\d+)\s*(?:\[(.*)\])?\s*", text)
     if level:
@@ -336,6 +344,9 @@ def parse_metric_id(text: str) -> tuple[str, int | None, dict[str, str]]:
     params = _id_params(text, m.group(3))
     if m.group(2) is None:
         return m.group(1).lower(), None, params
+    if re.fullmatch(r"-?\d+=[^,=]+(?:,-?\d+=[^,=]+)*", m.group(2)):
+        params.setdefault("gains", m.group(2))
+        return m.group(1).lower(), None, params
     try:
         k = int(m.group(2))
     except ValueError:
@@ -348,7 +359,19 @@ def _id_params(text: str, inner: str | None) -> dict[str, str]:
     """The ``key=value`` parameters between the brackets of a metric id."""
     params: dict[str, str] = {}
     if inner:
-        for part in inner.split(","):
+        # commas inside braces belong to a table ({1:3,2:9}); a stray brace is an error
+        parts, depth, start = [], 0, 0
+        for i, ch in enumerate(inner):
+            depth += {"{": 1, "}": -1}.get(ch, 0)
+            if depth < 0:
+                break
+            if ch == "," and depth == 0:
+                parts.append(inner[start:i])
+                start = i + 1
+        if depth != 0:
+            raise ConfigError(f"in '{clip(text)}', the braces of a table do not match",
+                              hint="write a table as gains={1:3,2:9}")
+        for part in [*parts, inner[start:]]:
             key, sep, val = part.partition("=")
             if not sep or not key.strip():
                 raise ConfigError(f"in '{clip(text)}', parameters must be written key=value")

@@ -295,6 +295,55 @@ def test_against_sklearn_ndcg_and_dcg(tmp_path, ties, k):
     assert got[f"dcg{suffix}"].value == pytest.approx(dcg_score(y_true, y_score, k=k))
 
 
+@pytest.mark.parametrize("log_base", [10.0, math.e, 3.5])
+@pytest.mark.parametrize("k", [None, 1, 3, 5])
+def test_log_base_against_sklearn_dcg_score(tmp_path, log_base, k):
+    """dcg[log_base=b] is scikit-learn's dcg_score(log_base=b) on graded data with ties
+    (both average over the orders of tied items); ndcg takes no log_base (it cancels)."""
+    from sklearn.metrics import dcg_score
+
+    rng = np.random.default_rng(11 + (k or 0))
+    y_true, y_score, p, t = _dense(rng, 12, 7, True)
+    suffix = f"@{k}" if k else ""
+    got = evaluate(tmp_path, p, t, [f"dcg{suffix}", {"metric": f"dcg{suffix}",
+                                                     "log_base": log_base}],
+                   options={"compat": "sklearn"})
+    (mid,) = (m for m in got if "log_base" in m)  # dcg[log_base=10], dcg[log_base=3.5]
+    assert got[mid].value == pytest.approx(dcg_score(y_true, y_score, k=k, log_base=log_base),
+                                           rel=1e-12)
+    assert got[mid].value == pytest.approx(got[f"dcg{suffix}"].value * math.log2(log_base),
+                                           rel=1e-12)
+
+
+def test_gain_table_and_levels_are_checked(tmp_path):
+    """gains: numbers to numbers, not empty, no negative level; a YAML {1:3} (no space) is
+    named; levels: numbers in [0, 1], none twice, sorted into one id."""
+    from evalcli.errors import MetricError
+
+    p = pl.DataFrame({"query": ["q", "q"], "item": ["a", "b"], "score": [2.0, 1.0]})
+    t = pl.DataFrame({"query": ["q", "q"], "item": ["a", "b"], "relevance": [2.0, 1.0]})
+    for gains, message in [({}, "empty table"), ({-1: 2}, "level -1 is negative"),
+                           ({"1:3": None}, "write a space after each colon"),
+                           ({1: "high"}, "'high' is not a number"), ([1, 3], "a mapping"),
+                           ("1=3,1=4", "key 1 is given twice"), ({1: True}, "not a number")]:
+        with pytest.raises(MetricError, match=message):
+            evaluate(tmp_path, p, t, [{"metric": "ndcg", "gains": gains}])
+    got = evaluate(tmp_path, p, t, ["ndcg[gains={2: 1, 1: 2}]", "dcg.1=2,2=1",
+                                    "ndcg@1[gains={2:1,1:2},ties=id]"])
+    assert set(got) - {"__result__"} == {"ndcg[gains={1:2,2:1}]", "dcg[gains={1:2,2:1}]",
+                        "ndcg@1[gains={1:2,2:1},ties=id]"}
+    assert got["dcg[gains={1:2,2:1}]"].value == pytest.approx(1 + 2 / math.log2(3))
+    assert got["ndcg@1[gains={1:2,2:1},ties=id]"].value == pytest.approx(0.5)
+    for levels, message in [([0.5, 0.5], "listed twice"), ([1.5], "<= 1"), ([], "at least one"),
+                            ({0.5: 1}, "must be a list of floats"), ("a|b", "list of floats")]:
+        with pytest.raises(MetricError, match=message):
+            evaluate(tmp_path, p, t, [{"metric": "11pt_avg", "levels": levels}])
+    got = evaluate(tmp_path, p, t, [{"metric": "11pt_avg", "levels": [0.75, 0.25]}])
+    assert set(got) - {"__result__"} == {"iprec_11pt_avg[levels=0.25|0.75]"}
+    with pytest.raises(MetricError, match="has no parameter 'log_base'"):
+        evaluate(tmp_path, p, t, [{"metric": "ndcg", "log_base": 10}])
+
+
 def test_sklearn_all_zero_rows_count_as_zero(tmp_path):
     from sklearn.metrics import ndcg_score
 

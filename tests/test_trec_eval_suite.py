@@ -175,25 +175,172 @@ MEAS_PARAMS: dict[str, str] = {
     "utility_2,-1,0,0": "utility[rel_ret=2,nonrel_ret=-1,rel_missed=0,nonrel_missed=0]",
     **{f"ndcg_cut_{k}": f"ndcg@{k}" for k in (10, 20, 23)},
     **{f"success_{k}": f"hit_rate@{k}" for k in (2, 5, 20)},
+    "11pt_avg_.25,.5,.75": "iprec_11pt_avg[levels=0.25|0.5|0.75]",
+    "ndcg_1=3,2=9,4=4.5": "ndcg[gains={1:3,2:9,4:4.5}]",
 }
 """trec_eval's measures with parameters (``out.test.meas_params``) as evalcli's metrics:
 ``-miprec_at_recall..10,.20,.25,.75,.50``, ``-m P.5,7,3``, ``-m recall.20,2000``,
-``-m Rprec_mult.5.0,0.2,0.35``, ``-mutility.2,-1,0,0``, ``-mndcg_cut.10,20,23.4`` (trec_eval
-reads the cut-off 23.4 as 23) and ``-msuccess.2,5,20``."""
-NOT_EXPRESSED = {"11pt_avg_.25,.5,.75", "ndcg_1=3,2=9,4=4.5"}
-"""``-m 11pt_avg..25,.5,.75`` (iprec_11pt_avg's levels are fixed) and ``-mndcg.1=3,2=9,4=4.5``
-(no per-level gain table yet) have no evalcli equivalent."""
+``-m Rprec_mult.5.0,0.2,0.35``, ``-mutility.2,-1,0,0``, ``-m 11pt_avg..25,.5,.75``,
+``-mndcg.1=3,2=9,4=4.5``, ``-mndcg_cut.10,20,23.4`` (trec_eval reads the cut-off 23.4 as 23)
+and ``-msuccess.2,5,20``."""
 
 
 def test_measures_with_parameters():
     """``out.test.meas_params`` (``-q``, the parameters of :data:`MEAS_PARAMS`, on
-    ``qrels.test`` and ``results.test``): each measure evalcli can express equals trec_eval's
-    per query and 'all'; the others are :data:`NOT_EXPRESSED`."""
+    ``qrels.test`` and ``results.test``): every measure equals trec_eval's per query and
+    'all'. (``qrels.test`` is binary: the gain table's 3 for level 1 scales DCG and ideal DCG
+    alike, so ndcg's line equals plain ndcg's; the graded tests below tell the table apart.)"""
     expected = trec_eval_output("out.test.meas_params")
-    assert {m for m, _ in expected} == set(MEAS_PARAMS) | NOT_EXPRESSED
+    assert {m for m, _ in expected} == set(MEAS_PARAMS)
     means, per_query = evalcli_values("qrels.test", "results.test", measures=MEAS_PARAMS)
     n = _check(expected, means, per_query, set(per_query), MEAS_PARAMS)
     assert n == 4 * len(MEAS_PARAMS)
+
+
+def test_gain_table_and_levels_print_under_trec_evals_names(cli):
+    """``-f trec_eval``: ndcg with only a gain table prints as trec_eval's ``ndcg_1=3,2=9,4=4.5``
+    line, byte for byte; ``ndcg.1=3,2=9,4=4.5`` is read as that metric."""
+    r = cli("compare", str(DATA / "results.test"), str(DATA / "qrels.test"), "--format-in",
+            "trec", "-m", "ndcg.1=3,2=9,4=4.5", "-f", "trec_eval")
+    assert r.exit_code == 0, r.stderr
+    theirs = (DATA / "out.test.meas_params").read_text().splitlines()
+    assert r.stdout.splitlines() == [line for line in theirs if line.startswith("ndcg_1")
+                                     and "\tall\t" in line]
+
+
+def _ext_evaluate(qrels: dict[str, dict[str, int]], measure: str,
+                  run: dict[str, dict[str, float]]) -> dict[str, float]:
+    """trec_eval's ``measure`` per query through pytrec_eval's C extension itself: its Python
+    wrapper cuts ``ndcg.1=3,2=9`` to ``ndcg.1`` (a number pattern), which trec_eval rejects."""
+    from pytrec_eval_ext import RelevanceEvaluator
+
+    judged = {q: r for q, r in qrels.items() if r}
+    out = RelevanceEvaluator(judged, {measure}, relevance_level=1,
+                             judged_docs_only_flag=False).evaluate(run)
+    return {q: next(iter(v.values())) for q, v in out.items()}
+
+
+def _ndcg_reference(qrels: dict[str, int], scores: dict[str, float],
+                    gains: dict[int, float], k: int | None, log_base: float = 2.0
+                    ) -> tuple[float, float]:
+    """(DCG@k, NDCG@k) of one query written from trec_eval 10's m_ndcg.c and gain_init.c: the
+    list in trec_eval's order (score descending, docno descending); a judged level gains the
+    table's value or else its level; unjudged (no qrels row, or < 0) gains 0; the ideal: the
+    judged items' positive gains, best first."""
+    def gain(rel: int) -> float:
+        return 0.0 if rel < 0 else float(gains.get(rel, rel))
+
+    order = sorted(scores, key=lambda d: (scores[d], d), reverse=True)[:k]
+    dcg = sum(gain(qrels.get(d, -1)) / math.log(i + 2, log_base) for i, d in enumerate(order))
+    ideal = sorted((g for g in map(gain, qrels.values()) if g > 0), reverse=True)[:k]
+    idcg = sum(g / math.log(i + 2, log_base) for i, g in enumerate(ideal))
+    return dcg, dcg / idcg if idcg > 0 else 0.0
+
+
+def _graded_trec(seed: int) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+    """:func:`random_trec` with relevance -1 to 4 (graded) on the same queries."""
+    rng = np.random.default_rng(seed + 100)
+    qrels, run = random_trec(seed)
+    return {q: {d: int(rng.integers(-1, 5)) if r >= 1 else r for d, r in docs.items()}
+            for q, docs in qrels.items()}, run
+
+
+def _write(tmp_path: Path, qrels: dict[str, dict[str, int]],
+           run: dict[str, dict[str, float]]) -> tuple[str, str]:
+    pl.DataFrame([(q, d, s) for q, docs in run.items() for d, s in docs.items()],
+                 schema=["query", "item", "score"], orient="row").write_parquet(
+        tmp_path / "run.parquet")
+    pl.DataFrame([(q, d, float(r)) for q, docs in qrels.items() for d, r in docs.items()],
+                 schema=["query", "item", "relevance"], orient="row").write_parquet(
+        tmp_path / "qrels.parquet")
+    return str(tmp_path / "run.parquet"), str(tmp_path / "qrels.parquet")
+
+
+GAIN_TABLES = [
+    {1: 3, 2: 9, 4: 4.5},  # trec_eval's own test
+    {0: 1, 3: 0},  # judged non-relevant items gain; level 3 gains nothing
+    {1: -2, 2: 5.5, 3: 7},  # a negative gain lowers DCG; the ideal leaves it out
+]
+"""Gain tables whose distinct gains differ by 1 or more: trec_eval orders the levels with a
+comparator that truncates the difference of two gains to an int (gain_init.c), so gains closer
+than 1 (say 3 and 3.5) may come out of its sort in the wrong order and its ideal DCG is then
+not the ideal; evalcli sorts by the gain itself."""
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("gains", GAIN_TABLES)
+def test_gain_table_equals_trec_eval_on_graded_random_runs(tmp_path, seed, gains):
+    """ndcg[gains=...] per query equals trec_eval's ndcg.1=3,... (pytrec_eval's C code) to
+    1e-12, and ndcg@k and dcg@k (no peer has them with a table) a reference written from
+    m_ndcg.c, on random graded runs with ties (broken by docno, compat: trec_eval), -1 rows,
+    unjudged items and queries without a relevant item."""
+    qrels, run = _graded_trec(seed)
+    pred, truth = _write(tmp_path, qrels, run)
+    table = ",".join(f"{k}={v}" for k, v in gains.items())
+    ids = [f"ndcg.{table}", {"metric": "ndcg@5", "gains": gains},
+           {"metric": "dcg@10", "gains": gains}]
+    cfg = parse_config({"task": "ranking", "predictions": pred, "truth": truth,
+                        "options": {"compat": "trec_eval"}, "metrics": ids}, "test", tmp_path)
+    result = run_config(cfg, per_query_values=True)
+    assert result.per_query is not None
+    names = [m.id for m in result.metrics]
+    assert names[0] == "ndcg[gains={" + table.replace("=", ":") + "}]"
+    ours = {str(row["query"]): row for row in result.per_query.iter_rows(named=True)}
+    theirs = _ext_evaluate(qrels, f"ndcg.{table}", run)
+    assert set(theirs) == {q for q in run if q in qrels}
+    wrong = []
+    for q, value in theirs.items():
+        _, ndcg5 = _ndcg_reference(qrels[q], run[q], gains, 5)
+        dcg10, _ = _ndcg_reference(qrels[q], run[q], gains, 10)
+        _, full = _ndcg_reference(qrels[q], run[q], gains, None)
+        assert full == pytest.approx(value, abs=1e-12)  # the reference is trec_eval's
+        for mid, want in zip(names, (value, ndcg5, dcg10), strict=True):
+            if ours[q][mid] is None or abs(ours[q][mid] - want) > 1e-12:
+                wrong.append(f"{mid} {q}: reference {want}, evalcli {ours[q][mid]}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_gain_table_on_graded_qrels_of_the_suite():
+    """On the suite's graded ``qrels.rel_level``, the table changes ndcg (so the test above
+    is not that of a binary file) and each query's value equals trec_eval's (pytrec_eval)."""
+    qrels: dict[str, dict[str, int]] = {}
+    for line in (DATA / "qrels.rel_level").read_text().splitlines():
+        q, _, d, r = line.split()
+        qrels.setdefault(q, {})[d] = int(r)
+    run: dict[str, dict[str, float]] = {}
+    for line in (DATA / "results.test").read_text().splitlines():
+        q, _, d, _, s, _ = line.split()[:6]
+        run.setdefault(q, {})[d] = float(s)
+    measures = {"ndcg": "ndcg", "ndcg_1=3,2=9,4=4.5": "ndcg[gains={1:3,2:9,4:4.5}]"}
+    means, per_query = evalcli_values("qrels.rel_level", "results.test", measures=measures)
+    theirs = _ext_evaluate(qrels, "ndcg.1=3,2=9,4=4.5", run)
+    assert set(per_query) == set(theirs) == {"301", "302", "303"}
+    for q, value in theirs.items():
+        assert per_query[q]["ndcg[gains={1:3,2:9,4:4.5}]"] == pytest.approx(value, abs=1e-12)
+    changed = {q for q, v in theirs.items() if per_query[q]["ndcg"] != pytest.approx(v, abs=1e-4)}
+    # 301 has levels 1, 2 and 4; 302 has 3 only (not in the table) and 303 has 2 only (one
+    # positive level: the table scales DCG and its ideal alike)
+    assert changed == {"301"}
+    assert means["ndcg[gains={1:3,2:9,4:4.5}]"] == pytest.approx(
+        sum(theirs.values()) / 3, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("levels", [(0.25, 0.5, 0.75), (0.0, 0.2, 0.5, 0.8), (1.0,)])
+def test_11pt_avg_levels_equal_trec_eval_on_random_runs(tmp_path, seed, levels):
+    """iprec_11pt_avg[levels=...,rounding=v9] per query equals pytrec_eval's 11pt_avg.<levels>
+    (its C code, trec_eval 9's (long)(x·R + 0.9)) to 1e-12, on random runs with ties."""
+    qrels, run = random_trec(seed)
+    pred, truth = _write(tmp_path, qrels, run)
+    mid = "11pt_avg[levels=" + "|".join(map(str, levels)) + ",rounding=v9]"
+    cfg = parse_config({"task": "ranking", "predictions": pred, "truth": truth,
+                        "options": {"compat": "trec_eval"}, "metrics": [mid]}, "test", tmp_path)
+    result = run_config(cfg, per_query_values=True)
+    assert result.per_query is not None
+    (col,) = (m.id for m in result.metrics)
+    ours = {str(row["query"]): row[col] for row in result.per_query.iter_rows(named=True)}
+    theirs = _ext_evaluate(qrels, "11pt_avg." + ",".join(map(str, levels)), run)
+    assert theirs and all(ours[q] == pytest.approx(v, abs=1e-12) for q, v in theirs.items())
 
 
 def test_without_c_a_query_without_results_is_left_out():

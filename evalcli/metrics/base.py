@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import operator
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -39,6 +40,79 @@ T = TypeVar("T")
 Direction = Literal["higher", "lower"]
 ParamValue = int | float | str | bool | tuple[Any, ...] | None
 Params = Mapping[str, Any]
+
+
+
+def _number(value: Any) -> int | float:
+    """A finite number from a number or its text: an int when integral (``3`` for ``3.0``),
+    so that a table prints as written; ``ValueError`` otherwise (a bool is not a number)."""
+    try:
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise ValueError
+        x = float(value)
+        if not math.isfinite(x):
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"{clip(repr(value), 40)} is not a number") from None
+    return int(x) if x.is_integer() else x
+
+
+class NumberMap(dict[int | float, int | float]):
+    """The value of a parameter of type ``dict``: numbers to numbers, keys sorted, read-only
+    and hashable (a statistic's key and the run's memo hold it). From a mapping (YAML's
+    ``{1: 3, 2: 9}``) or its text: ``{1: 3, 2: 9}``, ``{1:3,2:9}``, ``1=3,2=9`` (trec_eval's)
+    or ``1:3|2:9``. It prints as written in a metric id, ``{1:3,2:9}``.
+
+    >>> NumberMap.parse({2: "9", 1: 3.0, 4: 4.5})
+    {1: 3, 2: 9, 4: 4.5}
+    >>> str(NumberMap.parse("1=3,2=9,4=4.5")), NumberMap.parse("{1: 3}") == {1.0: 3.0}
+    ('{1:3,2:9,4:4.5}', True)
+    >>> NumberMap.parse({"1:3": None})  # YAML's {1:3} (no space after the colon)
+    Traceback (most recent call last):
+    ...
+    ValueError: '1:3' is not a number
+    """
+
+    @classmethod
+    def parse(cls, value: Any) -> NumberMap:
+        if isinstance(value, str):
+            text = value.strip()
+            if text.startswith("{") and text.endswith("}"):
+                text = text[1:-1]
+            pairs = []
+            for part in re.split(r"[,|]", text) if text.strip() else []:
+                pair = re.fullmatch(r"\s*([^:=]+?)\s*[:=]\s*(.+?)\s*", part)
+                if pair is None:
+                    raise ValueError(f"{clip(repr(part.strip()), 40)} is not key: value")
+                pairs.append((pair.group(1), pair.group(2)))
+        elif isinstance(value, Mapping):
+            pairs = list(value.items())
+        else:
+            raise ValueError
+        out: dict[int | float, int | float] = {}
+        for key, val in pairs:
+            k = _number(key)
+            if k in out:
+                raise ValueError(f"key {k} is given twice")
+            out[k] = _number(val)
+        made = cls()
+        dict.update(made, sorted(out.items()))
+        return made
+
+    def __str__(self) -> str:
+        return "{" + ",".join(f"{k}:{v}" for k, v in self.items()) + "}"
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(self.items()))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (NumberMap.parse, (dict(self),))
+
+    def _read_only(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("a parameter's table is read-only")
+
+    __setitem__ = __delitem__ = update = pop = popitem = clear = setdefault = _read_only
+    __ior__ = _read_only
 
 
 @dataclass(frozen=True)
@@ -65,16 +139,54 @@ class Param:
     le: float | None = None
     nullable: bool = False
     """``None`` is an allowed value (for example "no cut-off")."""
+    item: Any = None
+    """With ``type`` tuple: the type of each element (``int``, ``float`` or ``str``); each is
+    coerced and held to the bounds, and a string splits at ``|`` (as the metric id writes a
+    tuple) or ``,``. ``None``: the elements are kept as given."""
+    normalize: Callable[[Any], Any] | None = None
+    """Applied to the coerced value: returns its canonical form (e.g. levels sorted, so that
+    two spellings of one metric get one id) or raises ``ValueError`` with the reason."""
 
     def constraint(self) -> str:
         """Human-readable constraint, e.g. ``> 0`` or ``one of: linear, exponential``."""
         parts = []
+        if self.type is dict:
+            parts.append("number: number, e.g. {1: 3, 2: 9}")
+        elif self.type is tuple and self.item is not None:
+            parts.append(f"{self.item.__name__}s, e.g. [a, b] or a|b")
+        each = "each " if self.type is tuple else ""
         if self.choices is not None:
-            parts.append("one of: " + ", ".join(str(c) for c in self.choices))
+            parts.append(each + "one of: " + ", ".join(str(c) for c in self.choices))
         for op, bound in ((">", self.gt), (">=", self.ge), ("<", self.lt), ("<=", self.le)):
             if bound is not None:
-                parts.append(f"{op} {bound:g}")
+                parts.append(f"{each}{op} {bound:g}")
         return "; ".join(parts)
+
+    def _scalar(self, kind: Any, value: Any) -> Any:
+        """``value`` coerced to ``kind`` (bool, int, float or str); ``ValueError`` if it is
+        not one."""
+        if kind is bool:
+            if isinstance(value, bool):
+                return value
+            if isinstance(value, str) and value.lower() in ("true", "false", "yes", "no"):
+                return value.lower() in ("true", "yes")
+            raise ValueError(value)
+        if kind is int:
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                raise ValueError(value)
+            return int(value)
+        if kind is float:
+            if isinstance(value, bool):
+                raise ValueError(value)
+            coerced = float(value)
+            if math.isnan(coerced):
+                raise ValueError(value)
+            return coerced
+        if kind is str:
+            if not isinstance(value, str | int | float) or isinstance(value, bool):
+                raise ValueError(value)
+            return str(value)
+        return value  # pragma: no cover - declarations use the types above
 
     def check(self, value: Any, where: str = "") -> Any:
         """Coerce ``value`` to the declared type and validate it; raise :class:`MetricError`."""
@@ -85,36 +197,49 @@ class Param:
             raise MetricError(f"parameter '{self.name}'{at} may not be empty")
         coerced: Any
         try:
-            if self.type is bool:
-                if isinstance(value, bool):
-                    coerced = value
-                elif isinstance(value, str) and value.lower() in ("true", "false", "yes", "no"):
-                    coerced = value.lower() in ("true", "yes")
-                else:
-                    raise ValueError(value)
-            elif self.type is int:
-                if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-                    raise ValueError(value)
-                coerced = int(value)
-            elif self.type is float:
-                if isinstance(value, bool):
-                    raise ValueError(value)
-                coerced = float(value)
-                if math.isnan(coerced):
-                    raise ValueError(value)
-            elif self.type is str:
-                if not isinstance(value, str | int | float) or isinstance(value, bool):
-                    raise ValueError(value)
-                coerced = str(value)
-            elif self.type is tuple:
-                coerced = tuple(value.split(",")) if isinstance(value, str) else tuple(value)
-            else:  # pragma: no cover - declarations use the types above
-                coerced = value
-        except (TypeError, ValueError):
+            if self.type is tuple:
+                coerced = self._tuple(value)
+            elif self.type is dict:
+                coerced = NumberMap.parse(value)
+            else:
+                coerced = self._scalar(self.type, value)
+        except (TypeError, ValueError) as err:
+            if self.type is tuple:
+                want = f"a list{f' of {self.item.__name__}s' if self.item else ''}"
+            elif self.type is dict:
+                want = "a mapping of numbers to numbers, e.g. {1: 3, 2: 9}"
+            else:
+                want = self.type.__name__
+            why = ""
+            if self.type is dict and str(err):
+                why = f" ({err})"
+            if isinstance(value, Mapping) and any(v is None for v in value.values()):
+                why += "; YAML reads {1:3} as the key '1:3': write a space after each colon"
             raise MetricError(
-                f"parameter '{self.name}'{at} must be {self.type.__name__}, "
-                f"got {clip(repr(value), 100)}"
-            ) from None
+                f"parameter '{self.name}'{at} must be {want}, got {clip(repr(value), 100)}"
+                + why) from None
+        items = coerced if self.type is tuple and self.item is not None else (coerced,)
+        if self.type is not dict:
+            for one in items:
+                self._bounds(one, value, at)
+        if self.normalize is not None:
+            try:
+                coerced = self.normalize(coerced)
+            except ValueError as err:
+                raise MetricError(f"parameter '{self.name}'{at}: {err}") from None
+        return coerced
+
+    def _tuple(self, value: Any) -> tuple[Any, ...]:
+        if isinstance(value, Mapping | bool | int | float):
+            raise ValueError(value)  # tuple() of a mapping would keep its keys, silently
+        if self.item is None:
+            return tuple(value.split(",")) if isinstance(value, str) else tuple(value)
+        if isinstance(value, str):
+            parts = [p.strip() for p in re.split(r"[|,]", value.strip().strip("[]()"))]
+            value = [p for p in parts if p] if value.strip().strip("[]()") else []
+        return tuple(self._scalar(self.item, v) for v in value)
+
+    def _bounds(self, coerced: Any, value: Any, at: str) -> None:
         if self.choices is not None and coerced not in self.choices:
             raise MetricError(
                 f"parameter '{self.name}'{at} must be one of "
@@ -132,7 +257,6 @@ class Param:
                     f"parameter '{self.name}'{at} must be {op} {bound:g}, "
                     f"got {clip(repr(value), 100)}"
                 )
-        return coerced
 
 
 @dataclass(frozen=True)
@@ -459,6 +583,8 @@ def metric_id(metric: Metric, params: Params) -> str:
 
 
 def _stable(v: Any) -> str:
+    """A parameter's value as the metric id writes it (a table: ``{1:3,2:9}``; a tuple:
+    ``a|b``), which :meth:`Param.check` reads back."""
     if isinstance(v, bool):
         return str(v).lower()
     if isinstance(v, float):

@@ -16,6 +16,9 @@ values (``--per-query``, as trec_eval's ``-q``); metrics that are not per-query
 >>> trec_name(MetricResult("iprec_at_recall[recall=0.1]", "iprec_at_recall", "ranking",
 ...                        {"recall": 0.1}, "higher", 0.5))
 'iprec_at_recall_0.10'
+>>> trec_name(MetricResult("ndcg[gains={1:3,2:9}]", "ndcg", "ranking",
+...                        {"gains": {1: 3, 2: 9}}, "higher", 0.5))
+'ndcg_1=3,2=9'
 """
 
 from __future__ import annotations
@@ -45,6 +48,12 @@ def trec_name(m: MetricResult) -> str:
         if isinstance(level, float) and m.id.startswith(alone) and m.id.count("=") == 1:
             return f"{name}_{level:3.2f}"
         return m.id
+    gains = m.params.get("gains")
+    if m.family == "ranking" and m.metric in ("ndcg", "dcg") and gains:
+        table = "{" + ",".join(f"{k}:{v}" for k, v in gains.items()) + "}"
+        if m.id == f"{m.metric}[gains={table}]":  # the table is the only parameter set
+            # trec_eval's ndcg.1=3,2=9 prints as ndcg_1=3,2=9 (the parameters as written)
+            return f"{m.metric}_" + ",".join(f"{k}={v}" for k, v in gains.items())
     if m.family != "ranking" or "[" in m.id:
         return m.id
     k = m.params.get("k")

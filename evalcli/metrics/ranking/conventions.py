@@ -116,6 +116,34 @@ THRESHOLD = Param(
     "relevance_threshold", float, 1.0,
     "an item is relevant when its relevance is >= this (trec_eval's -l, ranx's rel_lvl)", gt=0,
 )
+
+
+def _gain_table(table: Any) -> Any:
+    """A gains table's own rules: not empty, no negative level."""
+    if not table:
+        raise ValueError("an empty table changes no gain: leave gains out")
+    negative = [level for level in table if level < 0]
+    if negative:
+        raise ValueError(f"level {negative[0]} is negative: a negative relevance (TREC's -1) "
+                         "is unjudged and gains 0")
+    return table
+
+
+GAINS = Param(
+    "gains", dict, None,
+    "a gain per relevance level, e.g. {1: 3, 2: 9, 4: 4.5} (trec_eval's ndcg.1=3,2=9,4=4.5): a "
+    "level listed gains its value (0 and negative gains allowed; the ideal list keeps the "
+    "positive ones), any other level keeps the gain 'gain' gives it (linear: its relevance, "
+    "as trec_eval); unset: no table (every peer's default)",
+    nullable=True, normalize=_gain_table,
+)
+LOG_BASE = Param(
+    "log_base", float, 2.0,
+    "base b of the discount 1/log_b(i+1): 2 as trec_eval, Spark MLlib, ranx, recommenders and "
+    "scikit-learn's default; another base as scikit-learn's dcg_score(log_base=b). DCG at "
+    "base b is DCG at base 2 times log2(b); NDCG does not depend on it (ndcg_score has no "
+    "log_base)", gt=1.0,
+)
 K = Param("k", int, None, "cut-off: the top k items of each query (unset: the whole list)",
           ge=1, nullable=True)
 K_REQUIRED = Param("k", int, None, "cut-off: the top k items of each query", ge=1)

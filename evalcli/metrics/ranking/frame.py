@@ -39,7 +39,7 @@ from typing import Any
 
 import polars as pl
 
-from evalcli.metrics.base import Memo
+from evalcli.metrics.base import Memo, NumberMap
 from evalcli.metrics.stats import in_order_sum, product01
 
 Q, IT = "query", "item"  # role columns: the query and the item
@@ -57,17 +57,43 @@ def seg_cols(lf: pl.LazyFrame) -> list[str]:
     return [c for c in lf.collect_schema().names() if c.startswith(SEG)]
 
 
-def gain_expr(gain: str, thr: float) -> pl.Expr:
-    """Gain of a row from its relevance (null, i.e. unjudged, is 0; negatives count 0)."""
+Gain = str | tuple[str, NumberMap]
+"""How a relevance becomes a gain: ``linear``, ``exponential`` or ``binary``, or one of them
+with a table of gains per relevance level (the ``gains`` parameter) that overrides it."""
+
+
+def gain_of(conv: Mapping[str, Any]) -> Gain:
+    """The gain in force: the ``gain`` convention, with the ``gains`` table when one is set."""
+    table = conv.get("gains")
+    kind = conv.get("gain", "linear")
+    return kind if table is None else (kind, table)
+
+
+def log_base_of(conv: Mapping[str, Any]) -> float:
+    """The base of DCG's discount 1/log_b(i+1) (2 unless ``log_base`` is set)."""
+    return float(conv.get("log_base", 2.0))
+
+
+def gain_expr(gain: Gain, thr: float) -> pl.Expr:
+    """Gain of a row from its relevance (null, i.e. unjudged, is 0; negatives count 0). With
+    a table, a relevance equal to one of its levels gains the table's value (0 or negative
+    allowed, as trec_eval's ndcg.1=3,...); any other relevance keeps the gain of the kind."""
+    kind, table = (gain, None) if isinstance(gain, str) else gain
     rel = pl.col(REL).fill_null(0.0).clip(lower_bound=0.0)
-    if gain == "exponential":
-        return (pl.lit(2.0).pow(rel) - 1.0).alias("g")
-    if gain == "binary":
-        return (pl.col(REL).fill_null(0.0) >= thr).cast(F64).alias("g")
-    return rel.alias("g")
+    if kind == "exponential":
+        out = pl.lit(2.0).pow(rel) - 1.0
+    elif kind == "binary":
+        out = (pl.col(REL).fill_null(0.0) >= thr).cast(F64)
+    else:
+        out = rel
+    for level, value in reversed(list((table or {}).items())):
+        # null (unjudged) equals no level: it gains 0 whatever the table says of level 0
+        out = pl.when(pl.col(REL) == float(level)).then(pl.lit(float(value), dtype=F64)
+                                                        ).otherwise(out)
+    return out.alias("g")
 
 
-def ranked(memo: Memo, lf: pl.LazyFrame, ties: str, thr: float, gain: str) -> pl.LazyFrame:
+def ranked(memo: Memo, lf: pl.LazyFrame, ties: str, thr: float, gain: Gain) -> pl.LazyFrame:
     """The recommended rows sorted per query, with the positional columns of the module doc.
 
     This and the other frames derived from the normalized frame ``lf`` are built once per run
@@ -77,7 +103,7 @@ def ranked(memo: Memo, lf: pl.LazyFrame, ties: str, thr: float, gain: str) -> pl
                     lambda: _ranked(lf, ties, thr, gain).cache())
 
 
-def _ranked(lf: pl.LazyFrame, ties: str, thr: float, gain: str) -> pl.LazyFrame:
+def _ranked(lf: pl.LazyFrame, ties: str, thr: float, gain: Gain) -> pl.LazyFrame:
     segs = seg_cols(lf)
     rec = lf.filter(pl.col(REC)).select(Q, IT, ORDER, REL, POS, "weight", *segs)
     # queries ascending with nulls first, as Polars' own sort, so that the query column can be
@@ -166,13 +192,13 @@ def top_per_query(memo: Memo, lf: pl.LazyFrame, conv: Mapping[str, Any], k: int 
     the cut-off), ``auc_num``/``auc_pos``/``auc_neg`` (ordered pairs, relevant and other
     recommended items), the weight and the segments.
     """
-    key = ("top", conv["ties"], conv["relevance_threshold"], conv.get("gain", "linear"), k)
+    key = ("top", conv["ties"], conv["relevance_threshold"], gain_of(conv), log_base_of(conv), k)
     return memo.get(lf, key, lambda: _top(memo, lf, conv, k).cache())
 
 
 def _top(memo: Memo, lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None) -> pl.LazyFrame:
     c = pl.col
-    rk = ranked(memo, lf, conv["ties"], conv["relevance_threshold"], conv.get("gain", "linear"))
+    rk = ranked(memo, lf, conv["ties"], conv["relevance_threshold"], gain_of(conv))
     segs = seg_cols(lf)
     n, r, t, s, pos = c("n").cast(F64), c("r").cast(F64), c("t").cast(F64), c("s"), c("pos")
     if k is None:
@@ -185,7 +211,8 @@ def _top(memo: Memo, lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None) -
         within = pos <= k
         straddle = ((c("s_tie") < k) & (c("s_tie") + c("n_tie") > k)).cast(pl.Int8)
         src = rk.filter(s < k)
-    disc = pl.when(within).then(1.0 / (pos.cast(F64) + 1.0).log(2)).otherwise(0.0)
+    disc = pl.when(within).then(1.0 / (pos.cast(F64) + 1.0).log(log_base_of(conv))
+                                ).otherwise(0.0)
     inner = pl.when(n > 1).then((t - 1.0) * (r - 1.0) / (n - 1.0)).otherwise(0.0)
     ap_term = pl.when(within).then((r / n) * (c("R0").cast(F64) + 1.0 + inner) / pos).otherwise(0.0)
     # P(no relevant item in the top k) = Π over the rows within k of (n−r−t+1)/(n−t+1)
@@ -232,15 +259,17 @@ def _top(memo: Memo, lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None) -
     return per.join(rr, on=Q, how="left").with_columns(c("rr").fill_null(0.0))
 
 
-def truth_per_query(memo: Memo, lf: pl.LazyFrame, thr: float, gain: str, k: int | None
-                    ) -> pl.LazyFrame:
+def truth_per_query(memo: Memo, lf: pl.LazyFrame, thr: float, gain: Gain, k: int | None,
+                    log_base: float = 2.0) -> pl.LazyFrame:
     """Per judged query: relevant items ``R``, judged items ``J``, items judged not relevant
-    ``N`` (0 <= relevance < threshold, as trec_eval) and the ideal DCG at ``k`` (the gains of
-    all judged items of the query, best first)."""
-    return memo.get(lf, ("truth", thr, gain, k), lambda: _truth(memo, lf, thr, gain, k).cache())
+    ``N`` (0 <= relevance < threshold, as trec_eval) and the ideal DCG at ``k`` (the positive
+    gains of all judged items of the query, best first; discount 1/log_b(i+1), b =
+    ``log_base``)."""
+    return memo.get(lf, ("truth", thr, gain, k, log_base),
+                    lambda: _truth(memo, lf, thr, gain, k, log_base).cache())
 
 
-def judged_rows(memo: Memo, lf: pl.LazyFrame, thr: float, gain: str) -> pl.LazyFrame:
+def judged_rows(memo: Memo, lf: pl.LazyFrame, thr: float, gain: Gain) -> pl.LazyFrame:
     """The judged rows sorted by query and gain (best first), with ``ipos``, each row's
     position in its query's ideal ranking: one sort and a linear scan, shared by every cut-off
     (a rank over a window per query costs ten times as much)."""
@@ -257,12 +286,14 @@ def judged_rows(memo: Memo, lf: pl.LazyFrame, thr: float, gain: str) -> pl.LazyF
     return memo.get(lf, ("judged", thr, gain), build)
 
 
-def _truth(memo: Memo, lf: pl.LazyFrame, thr: float, gain: str, k: int | None) -> pl.LazyFrame:
+def _truth(memo: Memo, lf: pl.LazyFrame, thr: float, gain: Gain, k: int | None,
+           log_base: float) -> pl.LazyFrame:
     c = pl.col
     segs = seg_cols(lf)
     judged = judged_rows(memo, lf, thr, gain)
     ipos = c("ipos")
-    ideal = c("g") / (ipos.cast(F64) + 1.0).log(2)
+    # the ideal list stops at the last positive gain (a table may give 0 or less: trec_eval)
+    ideal = c("g").clip(lower_bound=0.0) / (ipos.cast(F64) + 1.0).log(log_base)
     if k is not None:
         ideal = pl.when(ipos <= k).then(ideal).otherwise(0.0)
     return judged.group_by(Q).agg(
@@ -293,9 +324,8 @@ def _joined(memo: Memo, lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None
     c = pl.col
     segs = seg_cols(lf)
     thr = conv["relevance_threshold"]
-    gain = conv.get("gain", "linear")
     top = top_per_query(memo, lf, conv, k)
-    truth = truth_per_query(memo, lf, thr, gain, k)
+    truth = truth_per_query(memo, lf, thr, gain_of(conv), k, log_base_of(conv))
     both = top.join(truth, on=Q, how="full", coalesce=True)
     in_rec = c("qlen").is_not_null()
     judged = c("J").is_not_null()

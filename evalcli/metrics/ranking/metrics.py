@@ -27,6 +27,8 @@ from evalcli.metrics.base import Context, Metric, MetricValue, Param, Params, St
 from evalcli.metrics.ranking.conventions import (
     COMPAT,
     GAIN,
+    GAINS,
+    LOG_BASE,
     MAP_DEN,
     MISSING,
     NO_RELEVANT,
@@ -119,10 +121,22 @@ def _per_query(ctx: Context, conv: Mapping[str, Any], k: int | None,
     return per_query
 
 
+def _own(params: Params, own: Sequence[Param]) -> tuple[dict[str, Any], str]:
+    """The metric's own parameters that shape the ranked frames (``gains``, ``log_base``), and
+    the part of the statistic's key they make (empty at their defaults)."""
+    given = {p.name: params.get(p.name, p.default) for p in own}
+    changed = {n: v for n, v in given.items()
+               if v != next(p.default for p in own if p.name == n)}
+    return given, ("{" + ",".join(f"{n}={v}" for n, v in sorted(changed.items())) + "}"
+                   if changed else "")
+
+
 def _stats_for(name: str, convs: Sequence[Convention], value: ValueExpr,
-               micro: bool = False) -> Callable[[Params, Context], Sequence[Stat]]:
+               micro: bool = False, own: Sequence[Param] = ()
+               ) -> Callable[[Params, Context], Sequence[Stat]]:
     def stats(params: Params, ctx: Context) -> Sequence[Stat]:
         conv = effective(params, ctx, convs)
+        given, key_extra = _own(params, own)
         k = params.get("k")
         extra = None
         if micro:
@@ -131,7 +145,8 @@ def _stats_for(name: str, convs: Sequence[Convention], value: ValueExpr,
                                                    "sum_hits"),
                      "sum_rel": lambda: query_sum(pl.when(kept).then(c("w") * c("R")),
                                                   "sum_rel")}
-        return [query_stat(name, k, conv, _per_query(ctx, conv, k, value), extra)]
+        return [query_stat(name, k, conv, _per_query(ctx, {**conv, **given}, k, value), extra,
+                           key_extra=key_extra)]
 
     return stats
 
@@ -146,11 +161,12 @@ def _value_for(micro: bool = False) -> Callable[[StatValues, Params], MetricValu
 def _metric(name: str, summary: str, formula: str, value: ValueExpr,
             convs: Sequence[Convention], *, aliases: tuple[str, ...] = (),
             extra_conv: str = "", micro: bool = False, k: Param = K,
-            rng: tuple[float | None, float | None] = (0.0, 1.0), example: str = "") -> Metric:
-    params = (k, *(cv.param for cv in convs), THRESHOLD, COMPAT)
+            rng: tuple[float | None, float | None] = (0.0, 1.0), example: str = "",
+            own: tuple[Param, ...] = ()) -> Metric:
+    params = (k, *(cv.param for cv in convs), *own, THRESHOLD, COMPAT)
     return Metric(
         name=name, family=FAMILY, summary=summary, formula=formula, direction="higher",
-        needs=(), stats=_stats_for(name, convs, value, micro),
+        needs=(), stats=_stats_for(name, convs, value, micro, own),
         value=_value_for(micro), params=params, interval=None if micro else t_interval_of,
         interval_doc="" if micro else T_INTERVAL_DOC,
         conventions=(extra_conv + " " if extra_conv else "") + conventions_text(convs)
@@ -250,28 +266,38 @@ METRICS: list[Metric] = [
             """),
     _metric("ndcg", "normalized discounted cumulative gain (at k)",
             "NDCG@k = DCG@k / IDCG@k; DCG@k = Σ_{i<=k} gain(rel_i) / log2(i+1); IDCG@k: the "
-            "gains of all judged items of the query sorted best first; gain: rel, 2^rel − 1 "
-            "or b",
-            _ndcg, (*POLICIES, GAIN), aliases=("ndcg_at_k", "ndcg_cut"),
+            "positive gains of all judged items of the query sorted best first; gain: rel, "
+            "2^rel − 1 or b, or the gains table's value for a level it lists",
+            _ndcg, (*POLICIES, GAIN), aliases=("ndcg_at_k", "ndcg_cut"), own=(GAINS,),
             extra_conv="The ideal list holds every judged item of the query, recommended or "
-            "not (trec_eval, scikit-learn, ranx). " + TIE_NOTE, example="""
+            "not (trec_eval, scikit-learn, ranx). gains: trec_eval's per-level gain table "
+            "(ndcg.1=3,2=9,4=4.5 is gains={1:3,2:9,4:4.5}; also for ndcg@k, which trec_eval's "
+            "ndcg_cut cannot do); unset, every peer's gains. NDCG does not depend on the "
+            "logarithm's base (dcg's log_base). " + TIE_NOTE, example="""
             >>> from evalcli import evaluate
             >>> evaluate({"task": "ranking", "metrics": [
-            ...     "ndcg@3", {"metric": "ndcg@3", "gain": "exponential"}]},
+            ...     "ndcg@3", {"metric": "ndcg@3", "gain": "exponential"},
+            ...     {"metric": "ndcg@3", "gains": {3: 0.5}}]},  # c gains 0.5: a, d, c ideal
             ...     predictions={"query": [1], "item": [["a", "b", "c"]]},
             ...     truth={"query": [1, 1, 1], "item": ["a", "c", "d"],  # d: not recommended,
             ...            "relevance": [1, 3, 2]}).values()  # but in the ideal list
-            {'ndcg@3': 0.5250049893849102, 'ndcg@3[gain=exponential]': 0.47909091485969857}
+            {'ndcg@3': 0.5250049893849102, 'ndcg@3[gain=exponential]': 0.47909091485969857,
+             'ndcg@3[gains={3:0.5}]': 0.4338877053320681}
             """),
     _metric("dcg", "discounted cumulative gain (at k), not normalized",
-            "DCG@k = Σ_{i<=k} gain(rel_i) / log2(i+1)",
-            _dcg, (*POLICIES, GAIN), aliases=("dcg_at_k",), rng=(0.0, None),
-            extra_conv=TIE_NOTE, example="""
+            "DCG@k = Σ_{i<=k} gain(rel_i) / log_b(i+1), b = log_base (2)",
+            _dcg, (*POLICIES, GAIN), aliases=("dcg_at_k",), rng=(None, None),
+            own=(GAINS, LOG_BASE),
+            extra_conv="log_base: 2 as every peer's default; scikit-learn's dcg_score takes "
+            "log_base=b (log_base: b here). gains: trec_eval's per-level gain table (its "
+            "dcg.1=3,2=9 is gains={1:3,2:9}; a negative gain can make DCG negative). "
+            + TIE_NOTE, example="""
             >>> from evalcli import evaluate
-            >>> evaluate({"task": "ranking", "metrics": ["dcg@3"]},  # 3/log2(2) + 1/log2(4)
-            ...          predictions={"query": [1], "item": [["a", "b", "c"]]},
-            ...          truth={"query": [1, 1], "item": ["a", "c"], "relevance": [3, 1]}).values()
-            {'dcg@3': 3.5}
+            >>> evaluate({"task": "ranking", "metrics": [  # 3/log2(2) + 1/log2(4)
+            ...     "dcg@3", {"metric": "dcg@3", "log_base": 10}]},  # 3/log10(2) + 1/log10(4)
+            ...     predictions={"query": [1], "item": [["a", "b", "c"]]},
+            ...     truth={"query": [1, 1], "item": ["a", "c"], "relevance": [3, 1]}).values()
+            {'dcg@3': 3.5, 'dcg@3[log_base=10]': 11.62674833210577}
             """),
 ]
 

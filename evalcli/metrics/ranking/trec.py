@@ -17,6 +17,7 @@ unjudged), ``|list|`` the items retrieved, ``hits`` the relevant ones among them
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -256,12 +257,12 @@ def _iprec(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFra
 
 def _11pt(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFrame
           ) -> tuple[pl.LazyFrame | None, pl.Expr]:
-    rounding = params["rounding"]
+    rounding, levels = params["rounding"], params["levels"]
     total = pl.lit(0.0)
-    for i in reversed(range(len(LEVELS))):  # trec_eval adds from the highest level down
-        total = total + _iprec_value(i, LEVELS[i], rounding)
-    return (_iprec_frame(ctx, conv, LEVELS, rounding)(lf),
-            total / as_column(float(len(LEVELS)), c("R")))
+    for i in reversed(range(len(levels))):  # trec_eval adds from the highest level down
+        total = total + _iprec_value(i, levels[i], rounding)
+    return (_iprec_frame(ctx, conv, levels, rounding)(lf),
+            total / as_column(float(len(levels)), c("R")))
 
 
 # ------------------------------------------------------------------ set and cut-off measures
@@ -516,6 +517,26 @@ RECALL = Param("recall", float, None, "the recall level, from 0 to 1 (trec_eval'
                "iprec_at_recall_0.10 is recall=0.1)", ge=0.0, le=1.0)
 PERSISTENCE = Param("p", float, 0.9, "the persistence: the chance the user goes on to the next "
                     "item (trec_eval's rbp.p, default 0.9)", gt=0.0, lt=1.0)
+
+
+def _levels(levels: tuple[float, ...]) -> tuple[float, ...]:
+    """Recall levels in ascending order (the mean does not depend on it; one id per set),
+    at least one, none twice."""
+    if not levels:
+        raise ValueError("give at least one recall level")
+    ordered = tuple(sorted(levels))
+    twice = [a for a, b in itertools.pairwise(ordered) if a == b]
+    if twice:
+        raise ValueError(f"recall level {twice[0]:g} is listed twice")
+    return ordered
+
+
+LEVELS_PARAM = Param(
+    "levels", tuple, LEVELS,
+    "the recall levels averaged, e.g. [0.25, 0.5, 0.75] (trec_eval's 11pt_avg..25,.5,.75; "
+    "its default, and this one's: 0, 0.1, ..., 1)", item=float, ge=0.0, le=1.0,
+    normalize=_levels,
+)
 ROUNDING = Param("rounding", str, "nearest",
                  "relevant items a recall level x takes: nearest (lround(x·R), trec_eval 10) "
                  "or v9 ((long)(x·R + 0.9), trec_eval 9 and pytrec_eval)",
@@ -586,19 +607,26 @@ METRICS: list[Metric] = [
     """),
     _metric(
         "iprec_11pt_avg", "interpolated precision averaged over the 11 recall levels 0, 0.1, "
-        "..., 1", "11pt_avg = (1/11) Σ_{x in 0, 0.1, ..., 1} iprec(x)", _11pt, convs=STRICT,
-        own=(ROUNDING,),
+        "..., 1 (or the levels given)",
+        "11pt_avg = (1/|L|) Σ_{x in L} iprec(x), L = levels (0, 0.1, ..., 1)", _11pt,
+        convs=STRICT, own=(LEVELS_PARAM, ROUNDING),
         aliases=("11pt_avg", "eleven_point_average"),
-        peer="trec_eval 11pt_avg (at its default levels)",
+        peer="trec_eval 11pt_avg (its 11pt_avg..25,.5,.75 is levels=[0.25, 0.5, 0.75]); "
+        "pytrec_eval 11pt_avg at rounding=v9",
         conventions="The levels take lround(x·R) relevant items, as trec_eval 10 (rounding=v9: "
-        "(long)(x·R + 0.9), as trec_eval 9 and pytrec_eval; see iprec_at_recall).",
+        "(long)(x·R + 0.9), as trec_eval 9 and pytrec_eval; see iprec_at_recall). levels: "
+        "any recall levels, sorted (trec_eval expects them in ascending order and gives "
+        "another number when they are not; a level given twice is an error here, where "
+        "trec_eval counts it twice).",
         example="""
     >>> from evalcli import evaluate
     >>> evaluate({"task": "ranking", "metrics": [  # R = 2; levels 0-0.7 take 1 relevant item
-    ...     "11pt_avg", {"metric": "11pt_avg", "rounding": "v9"}]},  # (v9: 0-0.5), 0.8-1 take 2
+    ...     "11pt_avg", {"metric": "11pt_avg", "rounding": "v9"},  # (v9: 0-0.5), 0.8-1 take 2
+    ...     {"metric": "11pt_avg", "levels": [0.25, 0.5, 0.75]}]},  # 0.75 takes 2: 2/3
     ...     predictions={"query": [1], "item": [["a", "x"]]},  # 1 where 1 item, 0 where 2
     ...     truth={"query": [1, 1], "item": ["a", "b"]}).values()  # 8/11 (v9: 6/11)
-    {'iprec_11pt_avg': 0.7272727272727273, 'iprec_11pt_avg[rounding=v9]': 0.5454545454545454}
+    {'iprec_11pt_avg': 0.7272727272727273, 'iprec_11pt_avg[rounding=v9]': 0.5454545454545454,
+     'iprec_11pt_avg[levels=0.25|0.5|0.75]': 0.6666666666666666}
     """),
     _metric(
         "rprec_mult", "precision at a multiple of R, the number of relevant items of the query",
