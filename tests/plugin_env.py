@@ -135,7 +135,8 @@ COLLIDE_EXAMPLE = {
         import polars as pl
 
         METRICS = [mean_metric(
-            "ece", "binary", summary="another ece", formula="mean(|label - score|)",
+            "hosmer_lemeshow", "binary", summary="another hosmer_lemeshow",
+            formula="mean(|label - score|)",
             direction="lower", needs=["label", "score"],
             row=lambda p, c: (pl.col("label") - pl.col("score")).abs())]
     """,
@@ -158,6 +159,7 @@ def collide_site(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def collide_example_site(tmp_path: Path) -> Path:
-    """An installed plugin that declares ``ece`` too (collides with the example plugin)."""
+    """An installed plugin that declares ``hosmer_lemeshow`` too (collides with the example
+    plugin)."""
     return write_dist(tmp_path / "site-calibration", "evalcli-plugin-calibration",
                       COLLIDE_EXAMPLE, {"calibration": "evalcli_plugin_calibration"})

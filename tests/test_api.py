@@ -25,7 +25,7 @@ from tests.plugin_env import (
     example_plugin,
     example_site,
 )
-from tests.test_plugins import binary_data, ref_ece
+from tests.test_plugins import binary_data, ref_hl
 
 __all__ = ["broken_site", "collide_site", "example_plugin", "example_site"]  # fixtures
 
@@ -187,17 +187,18 @@ def test_bad_rows_name_the_frame_and_the_row():
 
 def test_plugin_metrics_from_python(example_plugin):
     df = binary_data(seed=4)
-    res = evalcli.evaluate({"task": "binary", "metrics": ["ece", "auroc"],
+    res = evalcli.evaluate({"task": "binary", "metrics": ["hl", "auroc"],
                             "group_by": ["region"]}, predictions=df)
-    assert res.metric("ece").value == pytest.approx(
-        ref_ece(df["label"].to_numpy(), df["score"].to_numpy(), 10), abs=1e-12)
-    per = res.to_polars(segments=True).filter(pl.col("id") == "ece")
+    assert res.metric("hosmer_lemeshow").value == pytest.approx(
+        ref_hl(df["label"].to_numpy(), df["score"].to_numpy(), 10), rel=1e-9)
+    per = res.to_polars(segments=True).filter(pl.col("id") == "hosmer_lemeshow")
     for region, value in zip(per["region"], per["value"], strict=True):
         part = df.filter(pl.col("region") == region)
         assert value == pytest.approx(
-            ref_ece(part["label"].to_numpy(), part["score"].to_numpy(), 10), abs=1e-12)
+            ref_hl(part["label"].to_numpy(), part["score"].to_numpy(), 10), rel=1e-9)
     origins = {m.name: m.origin for m in evalcli.list_metrics("binary")}
-    assert origins["ece"] == "plugin 'example' (evalcli-plugin-example 0.1.0)"
+    assert origins["hosmer_lemeshow"] == "plugin 'example' (evalcli-plugin-example 0.1.0)"
+    assert origins["ece"] == "built-in"
     assert origins["auroc"] == "built-in"
 
 

@@ -776,3 +776,187 @@ def test_a_level_reached_exactly_counts_as_reached() -> None:
                          "sensitivity_at_specificity[min_specificity=1]"])
     assert got == {"precision_at_recall[min_recall=0.8]": 1.0,
                    "sensitivity_at_specificity[min_specificity=1]": 0.8}
+
+
+# --------------------------------------------------------------------------- calibration
+
+def sk_calibration(y: Arr, s: Arr, bins: int, strategy: str) -> tuple[float, float]:
+    """ECE and MCE from scikit-learn's calibration_curve (its per-bin positive rate and mean
+    score, non-empty bins only) and the bins' row counts, binned as it bins."""
+    from sklearn.calibration import calibration_curve
+
+    prob_true, prob_pred = calibration_curve(y, s, n_bins=bins, strategy=strategy)
+    edges = (np.linspace(0, 1, bins + 1) if strategy == "uniform" else
+             np.percentile(s, np.linspace(0, 1, bins + 1) * 100))
+    counts = np.bincount(np.searchsorted(edges[1:-1], s), minlength=bins)
+    counts = counts[counts > 0]
+    gap = np.abs(prob_true - prob_pred)
+    return float((counts * gap).sum() / counts.sum()), float(gap.max())
+
+
+def hand_calibration(y: Arr, s: Arr, w: Arr, bins: int, strategy: str) -> tuple[float, float]:
+    """The weighted definition written out row by row: quantile edges at position
+    (W − 1)·b/B of the rows sorted by score, a row of weight w spanning w positions,
+    interpolated linearly between the scores there; a score goes to #{inner edges < score}."""
+    keep = w > 0
+    y, s, w = y[keep], s[keep], w[keep]
+    if strategy == "uniform":
+        edges = np.linspace(0, 1, bins + 1)
+    else:
+        order = np.argsort(s, kind="stable")
+        ss, cum = s[order], np.cumsum(w[order])
+
+        def x(j: float) -> float:  # the score at position j: the first row whose span passes j
+            return float(ss[min(int(np.sum(cum <= j)), len(ss) - 1)])
+
+        edges = []
+        total = float(np.sum(w[order]))
+        for q in np.linspace(0, 1, bins + 1) * 100 / 100:  # numpy.percentile's arithmetic
+            v = (total - 1) * q
+            k = max(math.floor(v), 0)
+            t = min(max(v - k, 0.0), 1.0)
+            a, d = x(k), x(k + 1) - x(k)
+            edges.append(x(k + 1) - d * (1 - t) if t >= 0.5 else a + d * t)  # numpy's _lerp
+        edges = np.array(edges)
+    b = np.searchsorted(edges[1:-1], s)
+    gaps, mass = [], []
+    for i in np.unique(b):
+        m = b == i
+        if w[m].sum() > 0:
+            gaps.append(abs(np.average(y[m], weights=w[m]) - np.average(s[m], weights=w[m])))
+            mass.append(w[m].sum())
+    g, ms = np.array(gaps), np.array(mass)
+    return float((g * ms).sum() / ms.sum()), float(g.max())
+
+
+def calibration_ids(bins: int, strategy: str) -> tuple[str, str]:
+    params = [f"bins={bins}"] * (bins != 10) + [f"strategy={strategy}"] * (strategy != "uniform")
+    suffix = f"[{','.join(params)}]" if params else ""
+    return "ece" + suffix, "mce" + suffix
+
+
+def calibration_entries(bins: int, strategy: str) -> list[dict[str, object]]:
+    return [{"metric": m, "bins": bins, "strategy": strategy} for m in ("ece", "mce")]
+
+
+@pytest.mark.parametrize("strategy", ["uniform", "quantile"])
+@pytest.mark.parametrize("bins", [1, 2, 5, 10, 15])
+def test_calibration_matches_scikit_learn_calibration_curve(bins: int, strategy: str) -> None:
+    rng = np.random.default_rng(bins)
+    for n, decimals in ((400, 2), (300, 1), (250, 12)):  # ties on a grid (many on edges)
+        s = np.round(rng.uniform(size=n) ** 1.5, decimals)
+        y = (rng.uniform(size=n) < s ** 0.8).astype(int)
+        got = ours(y.tolist(), s.tolist(), None, calibration_entries(bins, strategy))
+        want = sk_calibration(y, s, bins, strategy)
+        ece, mce = calibration_ids(bins, strategy)
+        assert got[ece] == pytest.approx(want[0], rel=1e-12, abs=1e-15)
+        assert got[mce] == pytest.approx(want[1], rel=1e-12, abs=1e-15)
+
+
+@SETTINGS
+@given(binary_data(), st.sampled_from([1, 2, 3, 10]), st.sampled_from(["uniform", "quantile"]))
+def test_calibration_matches_the_references(data: tuple[Arr, Arr, Arr | None], bins: int,
+                                            strategy: str) -> None:
+    y, s, w = data
+    assume(w is None or w.sum() > 0)
+    got = ours(y.tolist(), s.tolist(), None if w is None else w.tolist(),
+               calibration_entries(bins, strategy))
+    ece, mce = calibration_ids(bins, strategy)
+    hand = hand_calibration(y, s, np.ones(len(y)) if w is None else w, bins, strategy)
+    assert got[ece] == pytest.approx(hand[0], rel=1e-9, abs=1e-12)
+    assert got[mce] == pytest.approx(hand[1], rel=1e-9, abs=1e-12)
+    if w is None:
+        assert hand == pytest.approx(sk_calibration(y, s, bins, strategy), rel=1e-9, abs=1e-12)
+    elif np.all(w == np.round(w)):  # integer weights: scikit-learn on the repeated rows
+        reps = w.astype(int)
+        assert hand == pytest.approx(sk_calibration(np.repeat(y, reps), np.repeat(s, reps), bins,
+                                                    strategy), rel=1e-9, abs=1e-12)
+
+
+def test_calibration_edge_convention_is_scikit_learns() -> None:
+    # bins=10: 0.1 is in the first bin [0, 0.1] with 0; 1.0 in the last (0.9, 1]; 0.35 alone
+    y, s = [1, 0, 1, 0, 1], [0.0, 0.1, 1.0, 0.35, 0.95]
+    got = run(frame(y, s), "binary", ["ece", "mce"])
+    by = {m.metric: m for m in got.metrics}
+    # [0, 0.1]: mean 0.05, rate 0.5; (0.3, 0.4]: 0.35 vs 0; (0.9, 1]: 0.975 vs 1
+    assert by["ece"].value == pytest.approx((2 * 0.45 + 0.35 + 2 * 0.025) / 5, rel=1e-12)
+    assert by["ece"].details == {"bins_used": 3}
+    assert by["mce"].value == pytest.approx(0.45, rel=1e-12)
+    assert by["mce"].details == {"bins_used": 3, "bin": 0, "mean_score": 0.05,
+                                 "positive_rate": 0.5, "weight": 2.0}
+    assert by["ece"].value == pytest.approx(sk_calibration(np.array(y), np.array(s), 10,
+                                                           "uniform")[0], rel=1e-12)
+
+
+def test_quantile_bins_never_split_tied_scores() -> None:
+    # six rows at 0.5 among ten: an edge at 0.5 puts all six in one bin (never 3 and 3)
+    y = [0, 1, 0, 1, 1, 0, 1, 1, 0, 1]
+    s = [0.1, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.9, 0.2, 0.8]
+    got = run(frame(y, s), "binary", [{"metric": "ece", "bins": 2, "strategy": "quantile"}])
+    (m,) = got.metrics
+    assert m.details == {"bins_used": 2}
+    # [0.1, 0.5]: eight rows, mean score 0.3375 + ..., both ends as scikit-learn's
+    want = sk_calibration(np.array(y), np.array(s), 2, "quantile")[0]
+    assert m.value == pytest.approx(want, rel=1e-12)
+    low = np.array(s) <= 0.5
+    gap = abs(np.mean(np.array(y)[low]) - np.mean(np.array(s)[low])) * low.sum() + \
+        abs(np.mean(np.array(y)[~low]) - np.mean(np.array(s)[~low])) * (~low).sum()
+    assert m.value == pytest.approx(gap / 10, rel=1e-12)
+
+
+def test_calibration_weighted_quantile_definition_by_hand() -> None:
+    # W = 6 (weights 3, 1, 1, 1 on 0.1, 0.2, 0.4, 0.8): the median edge at position 2.5, between
+    # the rows at positions 2 (0.1, the third copy) and 3 (0.2): 0.15
+    y, s, w = [0, 1, 0, 1], [0.1, 0.2, 0.4, 0.8], [3.0, 1.0, 1.0, 1.0]
+    got = ours(y, s, w, calibration_entries(2, "quantile"))
+    # [0, 0.15]: 0.1 (rate 0); (0.15, 1]: 0.2, 0.4, 0.8 (mean 0.4667, rate 2/3)
+    ece = (3 * 0.1 + abs(2 - 1.4)) / 6
+    assert got["ece[bins=2,strategy=quantile]"] == pytest.approx(ece, rel=1e-12)
+    assert got["mce[bins=2,strategy=quantile]"] == pytest.approx(0.6 / 3, rel=1e-12)
+    # fractional weights: the same definition, written out in hand_calibration
+    w2 = [0.3, 0.25, 1.5, 0.7]
+    got = ours(y, s, w2, calibration_entries(2, "quantile"))
+    want = hand_calibration(np.array(y), np.array(s), np.array(w2), 2, "quantile")
+    assert got["ece[bins=2,strategy=quantile]"] == pytest.approx(want[0], rel=1e-12)
+
+
+def test_calibration_per_segment() -> None:
+    rng = np.random.default_rng(11)
+    n = 600
+    s = np.round(rng.uniform(size=n), 2)
+    y = (rng.uniform(size=n) < s ** 1.4).astype(int)
+    w = rng.choice([0.0, 0.5, 1.0, 3.0], n)
+    g = rng.choice(["a", "b", "c"], n)
+    df = frame(y.tolist(), s.tolist(), w.tolist()).with_columns(pl.Series("g", g))
+    for strategy in ("uniform", "quantile"):
+        r = run(df, "binary", calibration_entries(7, strategy), columns={"weight": "w"},
+                group_by=["g"])
+        assert len(r.segments) == 3
+        for seg in r.segments:
+            keep = g == seg.key["g"]
+            want = hand_calibration(y[keep], s[keep], w[keep], 7, strategy)
+            assert seg.metrics[0].value == pytest.approx(want[0], rel=1e-12)
+            assert seg.metrics[1].value == pytest.approx(want[1], rel=1e-12)
+
+
+def test_calibration_undefined_cases_and_parameters() -> None:
+    got = ours([1, 0], [0.3, 0.9], [0.0, 0.0], ["ece", "mce"])
+    assert got == {"ece": None, "mce": None}
+    one = ours([1, 1, 1], [0.2, 0.9, 0.9], None, ["ece"])  # one class: defined
+    assert one["ece"] == pytest.approx((0.8 + 2 * 0.1) / 3, rel=1e-12)
+    for bad, msg in (("ece[bins=0]", "must be >= 1"), ("mce[strategy=equal]", "one of"),
+                     ("ece[bins=2.5]", "bins")):
+        with pytest.raises(MetricError, match=msg):
+            run(frame([0, 1], [0.2, 0.4]), "binary", [bad])
+    with pytest.raises(InputDataError, match="ece and mce need probabilities"):
+        run(frame([0, 1], [0.2, 1.4]), "binary", ["mce"])
+
+
+def test_calibration_metadata() -> None:
+    from evalcli.metrics.registry import get_registry
+
+    for name in ("ece", "mce"):
+        m = get_registry().get("binary", name)
+        assert m.direction == "lower" and not m.in_default_set and m.range == (0.0, 1.0)
+    assert get_registry().get("binary", "expected_calibration_error").name == "ece"
+    assert get_registry().get("binary", "maximum_calibration_error").name == "mce"

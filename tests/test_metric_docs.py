@@ -264,6 +264,26 @@ def _cost_and_top(c: Call) -> Expected:
     return out
 
 
+def _calibration(c: Call) -> Expected:
+    """ECE and MCE from scikit-learn's calibration_curve (per-bin positive rate and mean score
+    of the non-empty bins) and the bins' row counts, binned as it bins (unweighted)."""
+    from sklearn.calibration import calibration_curve
+
+    assert c.weights() is None
+    y, s = c.col("label"), c.col("score")
+    out: dict[Any, Any] = {}
+    for m in c.result.metrics:
+        bins, strategy = m.params["bins"], m.params["strategy"]
+        rate, mean = calibration_curve(y, s, n_bins=bins, strategy=strategy)
+        edges = (np.linspace(0, 1, bins + 1) if strategy == "uniform" else
+                 np.percentile(s, np.linspace(0, 1, bins + 1) * 100))
+        counts = np.bincount(np.searchsorted(edges[1:-1], s), minlength=bins)
+        gap = np.abs(rate - mean)
+        out[m.id] = (float((counts[counts > 0] * gap).sum() / len(s)) if m.metric == "ece"
+                     else float(gap.max()))
+    return out
+
+
 ZERO_DIVISION = {"0": 0.0, "1": 1.0, "nan": np.nan}
 
 
@@ -529,20 +549,50 @@ def _micro_recall(c: Call, params: Mapping[str, Any]) -> float:
 
 def _ndcg(c: Call, params: Mapping[str, Any]) -> float:
     """trec_eval's ndcg uses the relevance as the gain: exponential gain is trec_eval on
-    relevances mapped to 2^rel − 1."""
+    relevances mapped to 2^rel − 1. A gains table: trec_eval's ndcg_cut takes none, so NDCG@k
+    is written out (:func:`_dcg_by_hand`, no ties in the example)."""
+    if params.get("gains"):
+        return _mean_over_queries(c, _dcg_by_hand(c, params, normalized=True), params)
     gain = (lambda r: 2 ** r - 1) if params.get("gain") == "exponential" else (lambda r: r)
     per_query = _trec(f"ndcg_cut_{params['k']}", c, params, gain)
     return _mean_over_queries(c, per_query, params)
 
 
-def _dcg(c: Call, params: Mapping[str, Any]) -> float:
-    """DCG@k written out: Σ_{i<=k} rel_i / log2(i + 1) (no ties in the example)."""
+def _dcg_by_hand(c: Call, params: Mapping[str, Any], normalized: bool = False
+                 ) -> dict[str, float]:
+    """DCG@k per query: Σ_{i<=k} gain_i / log_b(i + 1), gain_i the gains table's value for the
+    item's relevance or else the relevance; over the ideal DCG@k (the judged items' positive
+    gains best first) when ``normalized``."""
     run, qrels = _lists(c)
+    table = params.get("gains") or {}
+    base = params.get("log_base", 2.0)
+
+    def gain(r: float) -> float:
+        return float(table.get(r, r))
+
     per_query = {}
     for q, scores in run.items():
         top = sorted(scores, key=lambda i: -scores[i])[:params["k"]]
-        per_query[q] = sum(qrels[q].get(i, 0) / math.log2(n + 2) for n, i in enumerate(top))
-    return _mean_over_queries(c, per_query, params)
+        dcg = sum(gain(qrels[q].get(i, 0)) / math.log(n + 2, base) for n, i in enumerate(top))
+        ideal = sorted((g for g in map(gain, qrels[q].values()) if g > 0), reverse=True)
+        idcg = sum(g / math.log(n + 2, base) for n, g in enumerate(ideal[:params["k"]]))
+        per_query[q] = dcg / idcg if normalized else dcg
+    return per_query
+
+
+def _dcg(c: Call, params: Mapping[str, Any]) -> float:
+    """DCG@k written out (no ties in the example); at log_base b, scikit-learn's dcg_score
+    (log_base=b) of each query's list."""
+    if params.get("log_base", 2.0) != 2.0 and not params.get("gains"):
+        run, qrels = _lists(c)
+        per_query = {}
+        for q, scores in run.items():
+            items = list(scores)
+            per_query[q] = float(skm.dcg_score(
+                [[qrels[q].get(i, 0) for i in items]], [[scores[i] for i in items]],
+                k=params["k"], log_base=params["log_base"]))
+        return _mean_over_queries(c, per_query, params)
+    return _mean_over_queries(c, _dcg_by_hand(c, params), params)
 
 
 def _auc(c: Call, params: Mapping[str, Any]) -> float:
@@ -613,9 +663,9 @@ def _iprec(c: Call, params: Mapping[str, Any]) -> float:
 
 
 def _11pt(c: Call, params: Mapping[str, Any]) -> float:
-    levels = [_iprec_at(c, params, x / 10) for x in range(11)]
-    return _mean_over_queries(c, {q: sum(v[q] for v in levels) / 11 for q in levels[0]},
-                              params)
+    levels = [_iprec_at(c, params, x) for x in params["levels"]]
+    return _mean_over_queries(
+        c, {q: sum(v[q] for v in levels) / len(levels) for q in levels[0]}, params)
 
 
 def _rprec_mult(c: Call, params: Mapping[str, Any]) -> float:
@@ -799,6 +849,8 @@ REFERENCES: dict[str, Reference] = {
     **{f"binary/{name}": _operating for name in OPERATING},
     **{f"binary/{name}": _cost_and_top for name in ("min_cost", "precision_at_top",
                                                     "lift_at_top")},
+    "binary/ece": _calibration,
+    "binary/mce": _calibration,
     # regression: scikit-learn
     "regression/mse": _reg(skm.mean_squared_error, "mse"),
     "regression/rmse": _reg(skm.root_mean_squared_error, "rmse"),

@@ -1,7 +1,7 @@
 """Third-party metric plugins: the example package installed with pip, run through the CLI.
 
 The example plugin's metrics are checked against independent references (scikit-learn's
-calibration_curve and confusion_matrix, numpy), overall and per segment; the loading rules
+calibration_curve and confusion_matrix, numpy, scipy), overall and per segment; the loading rules
 (origin, isolation of a broken plugin, collisions) are checked end to end.
 """
 
@@ -48,13 +48,19 @@ def binary_data(n: int = 400, seed: int = 7) -> pl.DataFrame:
     })
 
 
-def ref_ece(y: np.ndarray, p: np.ndarray, n_bins: int) -> float:
-    """ECE from scikit-learn's per-bin means (calibration_curve, uniform strategy)."""
+def ref_hl(y: np.ndarray, p: np.ndarray, n_bins: int) -> float:
+    """The Hosmer–Lemeshow H statistic from scikit-learn's per-bin means (calibration_curve,
+    uniform strategy): Σ n_b (ȳ_b − p̄_b)² / (p̄_b (1 − p̄_b)), a bin with p̄_b of 0 or 1 and
+    ȳ_b = p̄_b counting 0."""
     prob_true, prob_pred = calibration_curve(y, p, n_bins=n_bins, strategy="uniform")
     counts = np.bincount(np.searchsorted(np.linspace(0, 1, n_bins + 1)[1:-1], p),
                          minlength=n_bins)
     counts = counts[counts > 0]
-    return float(np.sum(counts / len(p) * np.abs(prob_true - prob_pred)))
+    var = prob_pred * (1 - prob_pred)
+    assert np.all((var > 0) | (prob_true == prob_pred))
+    terms = np.where(var > 0, counts * (prob_true - prob_pred) ** 2 / np.where(var > 0, var, 1),
+                     0.0)
+    return float(terms.sum())
 
 
 def ref_profit(y: np.ndarray, p: np.ndarray, w: np.ndarray, t: float, benefit: float,
@@ -96,11 +102,12 @@ def test_installed_plugin_registers_through_the_same_door(example_plugin):
     from evalcli.metrics.registry import get_registry
 
     reg = get_registry()
-    ece = reg.get("binary", "expected_calibration_error")
-    assert ece.name == "ece"
-    assert ece.origin == "plugin 'example' (evalcli-plugin-example 0.1.0)"
-    assert reg.get("regression", "within_tolerance").origin == ece.origin
+    hl = reg.get("binary", "hl")
+    assert hl.name == "hosmer_lemeshow"
+    assert hl.origin == "plugin 'example' (evalcli-plugin-example 0.1.0)"
+    assert reg.get("regression", "within_tolerance").origin == hl.origin
     assert reg.get("binary", "auroc").origin == "built-in"
+    assert reg.get("binary", "ece").origin == "built-in"  # the built-in ece, not a plugin's
     assert reg.broken == []
 
 
@@ -109,49 +116,69 @@ def test_without_the_plugin_its_metrics_are_unknown():
     from evalcli.metrics.registry import get_registry, reset_registry
 
     reset_registry()
-    with pytest.raises(MetricError, match="unknown binary metric 'ece'"):
-        get_registry().get("binary", "ece")
+    with pytest.raises(MetricError, match="unknown binary metric 'hosmer_lemeshow'"):
+        get_registry().get("binary", "hosmer_lemeshow")
 
 
 # --------------------------------------------------------------------------- values vs references
 
 @pytest.mark.parametrize("n_bins", [1, 3, 7, 10, 15, 100])
-def test_ece_matches_scikit_learn_calibration_curve(example_plugin, cli, tmp_path, n_bins):
+def test_hosmer_lemeshow_matches_scikit_learn_calibration_curve(example_plugin, cli, tmp_path,
+                                                                n_bins):
     df = binary_data()
-    r = cli("run", str(write_run(tmp_path, df, [{"metric": "ece", "n_bins": n_bins}])),
+    r = cli("run", str(write_run(tmp_path, df, [{"metric": "hl", "n_bins": n_bins}])),
             "--format", "json")
     assert r.exit_code == 0, r.stderr
-    got = values(r.stdout)["ece" if n_bins == 10 else f"ece[n_bins={n_bins}]"]
-    expected = ref_ece(df["label"].to_numpy(), df["score"].to_numpy(), n_bins)
-    assert got == pytest.approx(expected, abs=1e-12)
+    got = values(r.stdout)["hosmer_lemeshow" if n_bins == 10 else
+                           f"hosmer_lemeshow[n_bins={n_bins}]"]
+    expected = ref_hl(df["label"].to_numpy(), df["score"].to_numpy(), n_bins)
+    assert got == pytest.approx(expected, rel=1e-9, abs=1e-12)
 
 
-def test_ece_hand_worked_and_the_edge_convention(example_plugin, cli, tmp_path):
-    # bins [0, .5] and (.5, 1]: |Σy − Σp| = |1 − 0.55| + |2 − 1.75| = 0.7, over 5 rows
-    df = pl.DataFrame({"label": [0, 0, 1, 1, 1], "score": [0.1, 0.2, 0.25, 0.8, 0.95]})
-    r = cli("run", str(write_run(tmp_path, df, [{"metric": "ece", "n_bins": 2}])),
+def test_hosmer_lemeshow_hand_worked_the_edge_convention_and_the_p_value(example_plugin, cli,
+                                                                           tmp_path):
+    from scipy.stats import chi2
+
+    # bins [0, .5] and (.5, 1]: E = 0.55, O = 1 of 3 rows; E = 2.35, O = 2 of 3 rows
+    df = pl.DataFrame({"label": [0, 0, 1, 1, 1, 0], "score": [0.1, 0.2, 0.25, 0.8, 0.95, 0.6]})
+    r = cli("run", str(write_run(tmp_path, df, [{"metric": "hl", "n_bins": 2}])),
             "--format", "json")
     assert r.exit_code == 0, r.stderr
     report = json.loads(r.stdout)["metrics"][0]
-    assert report["value"] == pytest.approx(0.14)
-    assert report["details"] == {"mce": pytest.approx(0.45 / 3), "bins_used": 2}
-    # a score on an edge falls in the lower bin, as scikit-learn (torchmetrics would give 0.05)
-    edge = pl.DataFrame({"label": [1, 0], "score": [0.5, 0.6]})
-    r = cli("run", str(write_run(tmp_path, edge, [{"metric": "ece", "n_bins": 2}])),
+    h = (1 - 0.55) ** 2 / (0.55 * (1 - 0.55 / 3)) + (2 - 2.35) ** 2 / (2.35 * (1 - 2.35 / 3))
+    assert report["value"] == pytest.approx(h, rel=1e-12)
+    assert report["details"] == {"bins_used": 2, "df": 0, "p_value": None}
+    # a score on an edge falls in the lower bin, as scikit-learn's calibration_curve
+    edge = pl.DataFrame({"label": [1, 0, 1], "score": [0.5, 0.6, 0.2]})
+    r = cli("run", str(write_run(tmp_path, edge, [{"metric": "hl", "n_bins": 2}])),
             "--format", "json")
-    assert values(r.stdout)["ece[n_bins=2]"] == pytest.approx(0.55)
-    assert ref_ece(np.array([1, 0]), np.array([0.5, 0.6]), 2) == pytest.approx(0.55)
+    want = ref_hl(np.array([1, 0, 1]), np.array([0.5, 0.6, 0.2]), 2)
+    assert values(r.stdout)["hosmer_lemeshow[n_bins=2]"] == pytest.approx(want, rel=1e-12)
+    assert want == pytest.approx(2 * 0.65 ** 2 / (0.35 * 0.65) + 0.6 / 0.4)
+    # the p-value: the χ² tail with (non-empty bins − 2) degrees of freedom
+    big = binary_data(seed=5)
+    r = cli("run", str(write_run(tmp_path, big, ["hosmer_lemeshow"])), "--format", "json")
+    m = json.loads(r.stdout)["metrics"][0]
+    assert m["details"]["df"] == 8
+    assert m["details"]["p_value"] == pytest.approx(chi2.sf(m["value"], 8), rel=1e-9)
 
 
-def test_ece_weights_equal_repeated_rows(example_plugin, cli, tmp_path):
+def test_hosmer_lemeshow_undefined_when_a_certain_bin_is_wrong(example_plugin, cli, tmp_path):
+    df = pl.DataFrame({"label": [0, 1, 1], "score": [0.2, 0.0, 0.9]})
+    r = cli("run", str(write_run(tmp_path, df, ["hl"])), "--format", "json")
+    m = json.loads(r.stdout)["metrics"][0]
+    assert m["value"] is None and "an infinite term" in m["notes"][0]
+
+
+def test_hosmer_lemeshow_weights_equal_repeated_rows(example_plugin, cli, tmp_path):
     df = binary_data(n=200, seed=3)
-    r = cli("run", str(write_run(tmp_path, df, ["ece"], columns={"weight": "w"})),
+    r = cli("run", str(write_run(tmp_path, df, ["hl"], columns={"weight": "w"})),
             "--format", "json")
     assert r.exit_code == 0, r.stderr
     reps = df["w"].cast(pl.Int64).to_numpy()
     y = np.repeat(df["label"].to_numpy(), reps)
     p = np.repeat(df["score"].to_numpy(), reps)
-    assert values(r.stdout)["ece"] == pytest.approx(ref_ece(y, p, 10), abs=1e-12)
+    assert values(r.stdout)["hosmer_lemeshow"] == pytest.approx(ref_hl(y, p, 10), rel=1e-9)
 
 
 @pytest.mark.parametrize(("t", "benefit", "cost"), [(0.5, 10.0, 2.0), (0.3, 1.0, 0.0),
@@ -200,7 +227,7 @@ def test_within_tolerance_matches_numpy(example_plugin, cli, tmp_path, tol, rela
 def test_plugin_metrics_run_per_segment_like_built_ins(example_plugin, cli, tmp_path):
     df = binary_data(seed=21)
     entry = {"metric": "expected_profit", "benefit": 4.0, "cost": 1.0}
-    r = cli("run", str(write_run(tmp_path, df, ["ece", entry, "auroc"], group_by=["region"],
+    r = cli("run", str(write_run(tmp_path, df, ["hl", entry, "auroc"], group_by=["region"],
                                  columns={"weight": "w"})), "--format", "json")
     assert r.exit_code == 0, r.stderr
     got = values(r.stdout, segments=True)
@@ -208,8 +235,8 @@ def test_plugin_metrics_run_per_segment_like_built_ins(example_plugin, cli, tmp_
     for (region,), part in df.group_by("region"):
         reps = part["w"].cast(pl.Int64).to_numpy()
         y, p, w = (part[c].to_numpy() for c in ("label", "score", "w"))
-        assert got[((region,), "ece")] == pytest.approx(
-            ref_ece(np.repeat(y, reps), np.repeat(p, reps), 10), abs=1e-12)
+        assert got[((region,), "hosmer_lemeshow")] == pytest.approx(
+            ref_hl(np.repeat(y, reps), np.repeat(p, reps), 10), rel=1e-9)
         assert got[((region,), "expected_profit[benefit=4,cost=1]")] == pytest.approx(
             ref_profit(y, p, w, 0.5, 4.0, 1.0), abs=1e-12)
         seen.add(region)
@@ -222,7 +249,8 @@ def test_metrics_lists_the_origin_of_each_metric(example_plugin, cli):
     r = cli("metrics", "--family", "binary")
     assert r.exit_code == 0, r.stderr
     lines = {line.split()[0]: line for line in r.stdout.splitlines() if line.strip()}
-    assert "'example' (evalcli-plugin-example 0.1.0)" in lines["ece"]
+    assert "'example' (evalcli-plugin-example 0.1.0)" in lines["hosmer_lemeshow"]
+    assert "built-in" in lines["ece"]
     assert "built-in" in lines["auroc"]
     assert "benefit=required" in lines["expected_profit"]
     assert r.stderr == ""
@@ -237,7 +265,7 @@ def test_metrics_show_renders_a_plugin_like_a_built_in(example_plugin, cli):
                  "benefit float required", "cost float required >= 0", "threshold float 0.5",
                  "origin: plugin 'example' (evalcli-plugin-example 0.1.0)"):
         assert text in out
-    r = cli("metrics", "show", "ece@3")
+    r = cli("metrics", "show", "hl@3")
     assert "n_bins int 10 >= 1; <= 10000" in " ".join(r.stdout.split())
 
 
@@ -249,40 +277,40 @@ def test_a_missing_required_parameter_is_a_usage_error(example_plugin, cli, tmp_
 
 def test_a_plugins_row_check_runs_in_the_same_pass(example_plugin, cli, tmp_path):
     df = pl.DataFrame({"label": [0, 1, 1], "score": [0.2, 1.7, 0.9]})
-    r = cli("run", str(write_run(tmp_path, df, ["ece"])))
+    r = cli("run", str(write_run(tmp_path, df, ["hl"])))
     assert r.exit_code == 2
-    assert "ece needs probabilities" in r.stderr and "score=1.7" in r.stderr
+    assert "hosmer_lemeshow needs probabilities" in r.stderr and "score=1.7" in r.stderr
 
 
 def test_a_plugin_gate_fails_the_run(example_plugin, cli, tmp_path):
-    r = cli("run", str(write_run(tmp_path, binary_data(), [{"metric": "ece", "max": 0.001}])))
+    r = cli("run", str(write_run(tmp_path, binary_data(), [{"metric": "hl", "max": 0.001}])))
     assert r.exit_code == 1
-    assert "ece" in r.stdout
+    assert "hosmer_lemeshow" in r.stdout
 
 
 # --------------------------------------------------------------------------- a fresh process
 
 def test_end_to_end_in_a_fresh_process(example_site, tmp_path):
     df = binary_data(seed=2)
-    cfg = write_run(tmp_path, df, [{"metric": "ece", "n_bins": 5, "max": 0.5}, "auroc"])
+    cfg = write_run(tmp_path, df, [{"metric": "hl", "n_bins": 5, "max": 50}, "auroc"])
     r = run_cli("run", str(cfg), "--format", "json", sites=(example_site,))
     assert r.returncode == 0, r.stderr
-    assert values(r.stdout)["ece[n_bins=5]"] == pytest.approx(
-        ref_ece(df["label"].to_numpy(), df["score"].to_numpy(), 5), abs=1e-12)
+    assert values(r.stdout)["hosmer_lemeshow[n_bins=5]"] == pytest.approx(
+        ref_hl(df["label"].to_numpy(), df["score"].to_numpy(), 5), rel=1e-9)
     r = run_cli("run", str(cfg), "--format", "json")  # not installed: a usage error, no gate
     assert r.returncode == 2
-    assert "unknown binary metric 'ece'" in r.stderr and "Traceback" not in r.stderr
+    assert "unknown binary metric 'hl'" in r.stderr and "Traceback" not in r.stderr
 
 
 # --------------------------------------------------------------------------- a broken plugin
 
 def test_a_broken_plugin_the_run_does_not_use_is_a_warning(example_site, broken_site, cli,
                                                              tmp_path):
-    cfg = write_run(tmp_path, binary_data(), ["auroc", "ece"])
+    cfg = write_run(tmp_path, binary_data(), ["auroc", "hl"])
     with active(example_site, broken_site):
         r = cli("run", str(cfg))
     assert r.exit_code == 0, r.stderr
-    assert "auroc" in r.stdout and "ece" in r.stdout
+    assert "auroc" in r.stdout and "hosmer_lemeshow" in r.stdout
     assert ("warning: plugin 'broken' (evalcli-plugin-broken 0.1.0) failed to load: "
             "ModuleNotFoundError: No module named 'evalcli_missing_dependency_for_tests'"
             in " ".join(r.stderr.split()))
@@ -399,7 +427,7 @@ def test_a_collision_between_two_plugins_names_both(example_site, collide_exampl
         r = cli("run", str(write_run(tmp_path, binary_data(), ["auroc"])))
     assert r.exit_code == 2
     err = " ".join(r.stderr.split())
-    assert "metric name 'ece' (binary)" in err
+    assert "metric name 'hosmer_lemeshow' (binary)" in err
     assert "plugin 'calibration' (evalcli-plugin-calibration 0.1.0)" in err
     assert "plugin 'example' (evalcli-plugin-example 0.1.0)" in err
 
@@ -533,7 +561,7 @@ def test_a_plugin_metric_gives_the_same_values_on_the_streaming_engine(example_p
     import evalcli
 
     df = binary_data(seed=8)
-    cfg = {"task": "binary", "metrics": ["ece", {"metric": "profit", "benefit": 3, "cost": 1}],
+    cfg = {"task": "binary", "metrics": ["hl", {"metric": "profit", "benefit": 3, "cost": 1}],
            "group_by": ["region"], "columns": {"weight": "w"}}
     runs = [evalcli.evaluate({**cfg, "engine": e}, predictions=df).to_dict()
             for e in ("polars", "streaming")]

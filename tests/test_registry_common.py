@@ -94,6 +94,8 @@ TRAITS: dict[str, Traits] = {
     "binary/min_cost": Traits(ROWS, None),
     "binary/precision_at_top": Traits(ROWS, None, {"fraction": 0.1}),
     "binary/lift_at_top": Traits(ROWS, None, {"fraction": 0.1}),
+    "binary/ece": Traits(ROWS, None),
+    "binary/mce": Traits(ROWS, None),
     # regression
     "regression/mse": Traits(ROWS, SYM),
     "regression/rmse": Traits(ROWS, SYM),

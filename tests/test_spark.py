@@ -153,6 +153,19 @@ def test_binary_operating_points(spark, tmp_path):
     assert all(m.details.get("threshold") is not None for m in got.metrics[:4])
 
 
+def test_binary_calibration(spark, tmp_path):
+    """ECE and MCE (uniform and quantile bins) read the counts per score the Spark engine
+    combines: the same values and details."""
+    pred, truth = binary_frames(8, 300)
+    cfg = {"task": "binary", "predictions": write(pred, tmp_path, "p"),
+           "truth": write(truth, tmp_path, "t"), "columns": {"weight": "weight"},
+           "group_by": ["region"], "metrics": [
+               "ece", "mce", {"metric": "ece", "bins": 5, "strategy": "quantile"},
+               {"metric": "mce", "bins": 5, "strategy": "quantile"}]}
+    got = same(cfg, tmp_path)
+    assert all(m.value is not None for m in got.metrics)
+
+
 def test_binary_one_file_default_metrics_and_curves(spark, tmp_path):
     pred, truth = binary_frames(2, 300)
     df = pred.join(truth, on="id")

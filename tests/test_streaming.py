@@ -118,6 +118,22 @@ def test_binary_operating_points_agree():
                         rel_tol=1e-12)
 
 
+CALIBRATION = ["ece", "mce", {"metric": "ece", "bins": 7, "strategy": "quantile"},
+               {"metric": "mce", "bins": 15, "strategy": "quantile"}]
+
+
+def test_binary_calibration_agrees():
+    """ECE and MCE read the counts per score both engines build: the same bins, values and
+    details (uniform and quantile, weighted, per segment)."""
+    pred, truth = binary_frames(2500, 13)
+    cfg = {"task": "binary", "columns": {"weight": "weight"}, "group_by": ["region"],
+           "metrics": CALIBRATION}
+    report = both_engines(cfg, pred, truth)
+    assert len(report["segments"]) == 3
+    by = {m["id"]: m for m in report["metrics"]}
+    assert by["mce[bins=15,strategy=quantile]"]["details"]["bins_used"] > 5
+
+
 def test_binary_values_are_the_lazy_joins_and_sklearns():
     from sklearn.metrics import average_precision_score, roc_auc_score
 
