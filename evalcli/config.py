@@ -304,6 +304,26 @@ class MetricEntry(Strict):
         return self
 
 
+_CUTOFF_LIST = re.compile(r"\s*([A-Za-z_][\w\-]*)\.(\d+(?:\s*,\s*\d+)+)\s*")
+
+
+def expand_cutoff_lists(entries: list[Any]) -> list[Any]:
+    """Metric entries with trec_eval's ``name.k1,k2`` (one measure at several cut-offs, as its
+    ``-m P.5,10``) spelled out as one entry per cut-off; other entries unchanged.
+
+    >>> expand_cutoff_lists(["P.5,10", "map", {"metric": "ndcg@10"}])
+    ['P.5', 'P.10', 'map', {'metric': 'ndcg@10'}]
+    """
+    out: list[Any] = []
+    for entry in entries:
+        m = _CUTOFF_LIST.fullmatch(entry) if isinstance(entry, str) else None
+        if m is None:
+            out.append(entry)
+        else:
+            out += [f"{m[1]}.{k.strip()}" for k in m[2].split(",")]
+    return out
+
+
 def parse_metric_id(text: str) -> tuple[str, int | None, dict[str, str]]:
     """Split a metric id into name, cut-off and parameters.
 
@@ -570,6 +590,12 @@ class Config(Strict):
             raise ValueError("baseline: compares one system with a stored report; with "
                              "several systems use comparison: instead")
         return self
+
+    @field_validator("metrics", mode="before")
+    @classmethod
+    def _trec_cutoff_lists(cls, v: Any) -> Any:
+        """trec_eval's ``P.5,10`` (a measure at several cut-offs) is ``P.5`` and ``P.10``."""
+        return expand_cutoff_lists(v) if isinstance(v, list) else v
 
     @field_validator("baseline", mode="before")
     @classmethod

@@ -697,3 +697,15 @@ def test_a_negative_relevance_is_not_a_judgment():
                           "relevance": [1, -1, 0]}).values()
     assert got == {m: want[m] for m in measures} == {
         "num_nonrel_judged_ret": 1.0, "num_rel_ret": 1.0, "num_ret": 3.0}
+
+
+def test_trec_evals_m_option_spelling_works_as_metric_ids(cli):
+    """`-m P.5,10 -m map -m ndcg_cut.10`, as a trec_eval user types them: the same lines as
+    trec_eval prints."""
+    r = cli("compare", str(DATA / "results.test"), str(DATA / "qrels.test"), "--format-in",
+            "trec", "-m", "P.5,10", "-m", "map", "-m", "ndcg_cut.10", "-f", "trec_eval")
+    assert r.exit_code == 0, r.stderr
+    theirs = (DATA / "out.test.a").read_text().splitlines()
+    assert r.stdout.splitlines() == [
+        next(line for line in theirs if line.startswith(name + " "))
+        for name in ("P_5", "P_10", "map", "ndcg_cut_10")]
