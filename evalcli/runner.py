@@ -150,7 +150,8 @@ def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
     seg_gates = segment_gates(cfg, [pm.id for pm in prep.plan.metrics])
     task = prep.plan.task
     asks = Asks(curves=curves or cfg.curves is not None,
-                per_query=cfg.per_query is not None or per_query_values)
+                per_query=cfg.per_query is not None or per_query_values,
+                options=prep.plan.options)
     if asks.per_query and not task.per_query:
         able = [t.name for t in prep.registry.tasks.values() if t.per_query]
         raise ConfigError(

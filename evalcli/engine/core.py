@@ -40,9 +40,8 @@ from evalcli.metrics.base import (
     Context,
     FrameStat,
     Stat,
-    Statistics,
 )
-from evalcli.metrics.task import TaskInput
+from evalcli.metrics.task import TaskInput, TaskStatistics
 from evalcli.result import AlignmentInfo, MetricResult, SegmentResult
 
 Part = dict[str, pl.DataFrame]
@@ -684,8 +683,8 @@ def values(plan: Plan, stats: Mapping[str, Any], ctx: Context, segment: bool = F
     that merely lacks the class, the metric's 0/0 convention applies (with a note)."""
     out = []
     for pm in plan.metrics:
-        own = Statistics({st.key: stats[st.key] for st in pm.metric.stats(pm.params, ctx)},
-                         ctx.memo)
+        own = TaskStatistics({st.key: stats[st.key] for st in pm.metric.stats(pm.params, ctx)},
+                         ctx.memo, options=ctx.options)
         try:
             mv = pm.metric.value(own, pm.params)
         except AbsentLabel as exc:

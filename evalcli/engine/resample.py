@@ -45,8 +45,8 @@ from evalcli.metrics.base import (
     FrameStat,
     Memo,
     Stat,
-    Statistics,
 )
+from evalcli.metrics.task import TaskStatistics
 from evalcli.result import CI, MetricResult
 
 if TYPE_CHECKING:
@@ -362,7 +362,8 @@ def _replicate_values(plan: Plan, rep_stats: Sequence[dict[str, Any]], ctx: Cont
         for j, pm in enumerate(plan.metrics):
             if any(st.get(k) is None for k in keys[j]):
                 continue
-            own = Statistics({k: st[k] for k in keys[j]}, memo, replicate=True)
+            own = TaskStatistics({k: st[k] for k in keys[j]}, memo, replicate=True,
+                             options=ctx.options)
             try:
                 v = pm.metric.value(own, pm.params).value
             except AbsentLabel as exc:

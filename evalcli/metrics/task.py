@@ -17,7 +17,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from evalcli.metrics.base import Check, Context, Metric, Param, Params, Stat
+from evalcli.metrics.base import (
+    Check,
+    Context,
+    Memo,
+    Metric,
+    Param,
+    Params,
+    Stat,
+    Statistics,
+    StatValues,
+)
 
 if TYPE_CHECKING:
     import polars as pl
@@ -126,6 +136,23 @@ class TaskInput:
     schema: Mapping[str, pl.DataType]
 
 
+class TaskStatistics(Statistics):
+    """:class:`~evalcli.metrics.base.Statistics` with the run's task options (``options``, the
+    context's): what the engine passes a metric's ``value``, which may read a convention that a
+    task option presets (binary's ``compat``) through :func:`options_of`."""
+
+    def __init__(self, values: Mapping[str, Any], memo: Memo, replicate: bool = False,
+                 options: Mapping[str, Any] | None = None) -> None:
+        super().__init__(values, memo, replicate)
+        self.options: Mapping[str, Any] = options or {}
+
+
+def options_of(stats: StatValues) -> Mapping[str, Any]:
+    """The run's task options that ``stats`` came with; none for a plain mapping (a value
+    function called by hand)."""
+    return stats.options if isinstance(stats, TaskStatistics) else {}
+
+
 @dataclass(frozen=True)
 class Asks:
     """What a run is asked for beyond the metrics' values (by the config or the command)."""
@@ -134,6 +161,9 @@ class Asks:
     """Curve tables (``--curves``, the HTML report's figures)."""
     per_query: bool = False
     """Each query's metric values (``per_query:``); only a task with :attr:`Task.per_query`."""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """The run's task options (resolved): how the additions are framed (binary's
+    ``curve_framing``, which ``compat`` presets)."""
 
 
 Planned = Sequence[tuple[str, Metric, Params]]

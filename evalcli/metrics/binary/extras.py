@@ -12,6 +12,7 @@ from typing import Any
 import polars as pl
 
 from evalcli.metrics.base import Context, Stat
+from evalcli.metrics.binary.conventions import CURVE_FRAMING, effective
 from evalcli.metrics.binary.stats import SCORE_COUNTS, score_counts
 from evalcli.metrics.stats import as_column
 from evalcli.metrics.task import Additions, Asks, Planned
@@ -34,18 +35,80 @@ average precision (the step sum), and the two differ in the fourth digit."""
 
 def curve_tables(values: Mapping[str, Any], asks: Asks) -> Additions:
     counts = values.get(SCORE_COUNTS)
-    drawn = curves(counts) if isinstance(counts, pl.DataFrame) else {}
+    framing = effective(CURVE_FRAMING, {}, asks.options)
+    drawn = curves(counts, framing) if isinstance(counts, pl.DataFrame) else {}
     return Additions(curves=drawn, areas={name: AREAS[name] for name in drawn if name in AREAS})
 
 
-def curves(counts: pl.DataFrame) -> dict[str, pl.DataFrame]:
-    """The ROC and precision-recall points (those defined) of a table of counts per score."""
+def curves(counts: pl.DataFrame, framing: str = "evalcli") -> dict[str, pl.DataFrame]:
+    """The ROC and precision-recall points (those defined) of a table of counts per score,
+    in evalcli's framing or Spark MLlib's (``framing``: the ``curve_framing`` option)."""
+    fns = (("roc", spark_roc_points), ("pr", spark_pr_points)) if framing == "spark" \
+        else (("roc", roc_points), ("pr", pr_points))
     out: dict[str, pl.DataFrame] = {}
-    for name, fn in (("roc", roc_points), ("pr", pr_points)):
+    for name, fn in fns:
         df = fn(counts)
         if df is not None:
             out[name] = df
     return out
+
+
+INF = float("inf")
+
+
+def _rate(num: str, total: float) -> pl.Expr:
+    """``num / total`` as an exact quotient; 0 when the total is 0, as Spark's rates."""
+    col = pl.col(num)
+    return pl.lit(0.0) if total <= 0 else col / as_column(total, col)
+
+
+def spark_roc_points(counts: pl.DataFrame) -> pl.DataFrame | None:
+    """ROC points framed as Spark MLlib's ``BinaryClassificationMetrics.roc()``; ``None``
+    without rows.
+
+    (0, 0) at threshold +inf, one point per distinct score (highest first), then (1, 1) at
+    threshold −inf, even when the last score already reached it. With one class only the
+    rate of the missing class is 0 (Spark's convention), so the curve is written then too.
+
+    >>> counts = pl.DataFrame({"score": [0.9, 0.4], "pos": [1.0, 1.0], "neg": [0.0, 0.0]})
+    >>> spark_roc_points(counts).rows()  # every label positive: the false positive rate is 0
+    [(inf, 0.0, 0.0), (0.9, 0.0, 0.5), (0.4, 0.0, 1.0), (-inf, 1.0, 1.0)]
+    """
+    cur = _cumulative(counts)
+    if cur.height == 0:
+        return None
+    p, n = _totals(cur)
+    pts = cur.select(pl.col("score").alias("threshold"), _rate("fp", n).alias("fpr"),
+                     _rate("tp", p).alias("tpr"))
+    start = pl.DataFrame({"threshold": [INF, -INF], "fpr": [0.0, 1.0], "tpr": [0.0, 1.0]},
+                         schema=pts.schema)
+    return pl.concat([start.head(1), pts, start.tail(1)])
+
+
+def spark_pr_points(counts: pl.DataFrame) -> pl.DataFrame | None:
+    """Precision-recall points framed as Spark MLlib's ``BinaryClassificationMetrics.pr()``;
+    ``None`` without rows.
+
+    (recall 0, precision at the top score) at threshold +inf, then one point per distinct
+    score. Without positives the recall is 0 (Spark's convention); where nothing is predicted
+    positive (zero-weight rows only) the precision is 1.
+
+    >>> counts = pl.DataFrame({"score": [0.9, 0.4, 0.1], "pos": [1.0, 1.0, 0.0],
+    ...                        "neg": [0.0, 1.0, 1.0]})
+    >>> [(t, r, round(p, 4)) for t, r, p in spark_pr_points(counts).rows()]
+    [(inf, 0.0, 1.0), (0.9, 0.5, 1.0), (0.4, 1.0, 0.6667), (0.1, 1.0, 0.5)]
+    """
+    cur = _cumulative(counts)
+    if cur.height == 0:
+        return None
+    p, _ = _totals(cur)
+    tp, fp = pl.col("tp"), pl.col("fp")
+    pts = cur.select(
+        pl.col("score").alias("threshold"), _rate("tp", p).alias("recall"),
+        pl.when(tp + fp > 0).then(tp / (tp + fp)).otherwise(1.0).alias("precision"))
+    start = pl.DataFrame({"threshold": [INF], "recall": [0.0],
+                          "precision": [pts["precision"][0]]}, schema=pts.schema)
+    return pl.concat([start, pts])
 
 
 def roc_points(counts: pl.DataFrame) -> pl.DataFrame | None:

@@ -5,7 +5,7 @@ declarations.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -21,8 +21,16 @@ from evalcli.metrics.base import (
     StatValues,
     memo_of,
 )
+from evalcli.metrics.binary.conventions import (
+    NO_POSITIVE_AP,
+    SINGLE_CLASS_PR,
+    SINGLE_CLASS_ROC,
+    Convention,
+    effective,
+)
 from evalcli.metrics.binary.stats import EPS64, SCORE_COUNTS, confusion, proba, score_counts
 from evalcli.metrics.binary.task import FAMILY
+from evalcli.metrics.task import options_of
 
 if TYPE_CHECKING:
     from evalcli.uncertainty.intervals import Interval
@@ -193,14 +201,31 @@ def _areas(table: pl.DataFrame) -> dict[str, Any]:
     return out
 
 
-def _curve_metric(stats: StatValues, name: str, need_neg: bool = True) -> MetricValue:
+OneClass = Mapping[str, tuple[float, str]]
+"""A curve metric's value when a class is missing (``"positive"``, ``"negative"``): the value
+and why, from the convention in force."""
+
+
+def _one_class(params: Params, stats: StatValues, conv: Convention, setting: str,
+               values: OneClass) -> OneClass:
+    """``values`` when ``conv`` is at ``setting`` (by the metric's parameter or the compat
+    preset), else nothing (the metric is then undefined with one class)."""
+    return values if effective(conv, params, options_of(stats)) == setting else {}
+
+
+def _curve_metric(stats: StatValues, name: str, need_neg: bool = True,
+                  one_class: OneClass | None = None) -> MetricValue:
     c = _curve_areas(stats)
     if not c["rows"] or c["p"] + c["n"] <= 0:
         return MetricValue(None, notes=["no rows"])
-    if float(c["p"]) <= 0:
-        return MetricValue(None, notes=["undefined: no positive labels"])
-    if need_neg and float(c["n"]) <= 0:
-        return MetricValue(None, notes=["undefined: no negative labels"])
+    for missing, absent in (("positive", float(c["p"]) <= 0),
+                            ("negative", need_neg and float(c["n"]) <= 0)):
+        if not absent:
+            continue
+        if one_class and missing in one_class:
+            v, why = one_class[missing]
+            return MetricValue(v, notes=[f"no {missing} labels: reported as {v} ({why})"])
+        return MetricValue(None, notes=[f"undefined: no {missing} labels"])
     if name == "peak_f1":
         t = float(c["peak_threshold"])
         return MetricValue(float(c[name]), details={"threshold": t},
@@ -208,16 +233,28 @@ def _curve_metric(stats: StatValues, name: str, need_neg: bool = True) -> Metric
     return MetricValue(float(c[name]))
 
 
+SPARK_ROC = "single_class=spark, as Spark MLlib's areaUnderROC: its {} rate is 0 without {}"
+
+
 def _auroc_value(stats: StatValues, params: Params) -> MetricValue:
-    return _curve_metric(stats, "auroc")
+    return _curve_metric(stats, "auroc", one_class=_one_class(
+        params, stats, SINGLE_CLASS_ROC, "spark",
+        {"positive": (0.0, SPARK_ROC.format("true positive", "positives")),
+         "negative": (1.0, SPARK_ROC.format("false positive", "negatives"))}))
 
 
 def _auprc_value(stats: StatValues, params: Params) -> MetricValue:
-    return _curve_metric(stats, "auprc", need_neg=False)
+    return _curve_metric(stats, "auprc", need_neg=False, one_class=_one_class(
+        params, stats, SINGLE_CLASS_PR, "spark",
+        {"positive": (0.0, "single_class=spark, as Spark MLlib's areaUnderPR: its recall and "
+                           "precision are 0 without positives")}))
 
 
 def _ap_value(stats: StatValues, params: Params) -> MetricValue:
-    return _curve_metric(stats, "ap", need_neg=False)
+    return _curve_metric(stats, "ap", need_neg=False, one_class=_one_class(
+        params, stats, NO_POSITIVE_AP, "zero",
+        {"positive": (0.0, "no_positive=zero, as scikit-learn's average_precision_score, "
+                           "which warns that recall is set to one")}))
 
 
 def _peak_f1_value(stats: StatValues, params: Params) -> MetricValue:
@@ -433,9 +470,10 @@ METRICS: list[Metric] = [
         "auroc", FAMILY, "area under the ROC curve (exact, from counts per distinct score)",
         "Σ_i (FPR_i − FPR_{i−1})·(TPR_i + TPR_{i−1})/2 over distinct scores, highest first",
         "higher", (SCORE,), _score_stats, _auroc_value,
+        params=(SINGLE_CLASS_ROC.param,),
         conventions="Exact: one ROC point per distinct score, so tied scores form one "
         "diagonal segment (a tie counts 1/2), as scikit-learn's roc_auc_score and Spark's "
-        "areaUnderROC. Undefined (with a note) when only one class is present.",
+        "areaUnderROC. With only one class in the labels: " + SINGLE_CLASS_ROC.text(),
         peer="scikit-learn roc_auc_score; Spark MLlib areaUnderROC",
         aliases=("roc_auc", "auc"), range=(0.0, 1.0), interval=_delong,
         interval_doc="DeLong's normal interval from the counts per distinct score, clipped "
@@ -454,7 +492,9 @@ METRICS: list[Metric] = [
         conventions="Trapezoidal interpolation between the PR points of distinct scores, "
         "starting at (recall 0, precision of the top score), as Spark MLlib's "
         "BinaryClassificationMetrics.areaUnderPR. This is not scikit-learn's "
-        "average_precision_score (see average_precision). Undefined with no positives.",
+        "average_precision_score (see average_precision). 1.0 with only positives (as "
+        "Spark). With no positive label: " + SINGLE_CLASS_PR.text(),
+        params=(SINGLE_CLASS_PR.param,),
         peer="Spark MLlib areaUnderPR", aliases=("pr_auc", "area_under_pr"), range=(0.0, 1.0),
         example="""
         >>> from evalcli import evaluate
@@ -467,8 +507,10 @@ METRICS: list[Metric] = [
         "average_precision", FAMILY, "average precision: step-wise area under the PR curve",
         "Σ_i (R_i − R_{i−1})·P_i over distinct scores, highest first",
         "higher", (SCORE,), _score_stats, _ap_value,
+        params=(NO_POSITIVE_AP.param,),
         conventions="Step interpolation (no trapezoid), as scikit-learn's "
-        "average_precision_score. Undefined (with a note) when there are no positives.",
+        "average_precision_score. 1.0 with only positives (as scikit-learn). With no positive "
+        "label: " + NO_POSITIVE_AP.text(),
         peer="scikit-learn average_precision_score", aliases=("ap",), range=(0.0, 1.0),
         example="""
         >>> from evalcli import evaluate

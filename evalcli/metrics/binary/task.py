@@ -11,6 +11,7 @@ import polars as pl
 
 from evalcli.errors import ConfigError
 from evalcli.metrics.base import Check, Param
+from evalcli.metrics.binary.conventions import COMPAT, CURVE_FRAMING
 from evalcli.metrics.binary.extras import curve_stats, curve_tables
 from evalcli.metrics.task import SETS_ELSEWHERE, Role, Task, TaskInput
 
@@ -162,6 +163,8 @@ TASK = Task(
     options=(
         Param("positive", str, None, "the label value of the positive class (for string labels)",
               nullable=True),
+        COMPAT,
+        CURVE_FRAMING.param,
     ),
     checks=_checks,
     normalize=_normalize,
