@@ -198,3 +198,46 @@ def test_ranking_matches_ranking_metrics(spark, tmp_path):  # noqa: F811
     assert sorted(got) == sorted(expected)
     for key, want in expected.items():
         assert got[key] == pytest.approx(want, rel=REL), key
+
+
+def test_ranking_graded_truth_matches_ranking_metrics(spark, tmp_path):  # noqa: F811
+    """compat: spark on graded truth with grade-0 rows (issue 17 item 6): RankingMetrics on
+    (pred, labels, relevance) triples counts every listed label as relevant for precision,
+    recall and MAP (relevant: listed). pyspark 4.3's Python RankingMetrics passes the
+    relevance list on but its ndcgAt stays binary over the listed items (probed: labels all of
+    grade 0 give the binary value), so NDCG is checked as gain: binary here; Scala's graded
+    ndcgAt (2^rel − 1, Spark >= 3.4) is what compat: spark's exponential gain follows."""
+    from pyspark.mllib.evaluation import RankingMetrics
+
+    rng = np.random.default_rng(26)
+    pred_rows, truth_rows, triples = [], [], []
+    for q in range(60):
+        ranked = [f"i{x:02d}" for x in rng.choice(40, 10, replace=False)]
+        listed = [f"i{x:02d}" for x in rng.choice(40, int(rng.integers(1, 9)), replace=False)]
+        grades = [float(g) for g in rng.integers(0, 4, len(listed))]  # many grade 0
+        pred_rows += [(q, item, 1.0 - r / 100) for r, item in enumerate(ranked)]
+        truth_rows += [(q, item, g) for item, g in zip(listed, grades, strict=True)]
+        triples.append((ranked, listed, grades))
+    pred = pl.DataFrame(pred_rows, orient="row", schema=["query", "item", "score"])
+    truth = pl.DataFrame(truth_rows, orient="row", schema=["query", "item", "relevance"])
+    metrics: list[Any] = ["map", "map@5", "precision@5", "recall@5", "recall@20",
+                          {"metric": "ndcg@5", "gain": "binary"},
+                          {"metric": "ndcg@20", "gain": "binary"}]
+    cfg = {"task": "ranking", "predictions": write(pred, tmp_path, "p"),
+           "truth": write(truth, tmp_path, "t"), "options": {"compat": "spark"},
+           "metrics": metrics}
+    got = evalcli_values(cfg, tmp_path)
+    ref = RankingMetrics(spark.sparkContext.parallelize(triples, 2))
+    expected = {
+        "map": ref.meanAveragePrecision, "map@5": ref.meanAveragePrecisionAt(5),
+        "precision@5": ref.precisionAt(5), "recall@5": ref.recallAt(5),
+        "recall@20": ref.recallAt(20), "ndcg@5[gain=binary]": ref.ndcgAt(5),
+        "ndcg@20[gain=binary]": ref.ndcgAt(20),
+    }
+    assert sorted(got) == sorted(expected)
+    for key, want in expected.items():
+        assert got[key] == pytest.approx(want, rel=REL), key
+    # the threshold convention (evalcli's default) differs where grade-0 rows are recommended
+    cfg["metrics"] = [{"metric": "precision@5", "relevant": "threshold"}]
+    assert evalcli_values(cfg, tmp_path)["precision@5[relevant=threshold]"] < expected[
+        "precision@5"]

@@ -159,11 +159,16 @@ def show(
     if family:
         reg.task(family)
     found = []
+    retired = []
     for fam in families:
         try:
             found.append(reg.get(fam, base))
-        except MetricError:
+        except MetricError as e:
+            if "no longer an alias" in str(e):
+                retired.append(e)
             continue
+    if not found and retired:
+        raise retired[0]
     if not found:
         broken = ""
         if reg.broken:
@@ -196,6 +201,8 @@ def _details(m: Metric) -> RenderableType:
     head: list[tuple[str, str]] = []
     if m.aliases:
         head.append(("aliases", ", ".join(m.aliases)))
+    for old, instead in m.retired:
+        head.append(("not an alias", f"{old}: {instead}"))
     head.append(("formula", m.formula))
     rng = ""
     if m.range != (None, None):
@@ -333,6 +340,8 @@ def _metric_markdown(m: Metric) -> list[str]:
     facts = []
     if m.aliases:
         facts.append("aliases: " + ", ".join(_code(a) for a in m.aliases))
+    for old, instead in m.retired:
+        facts.append(f"not an alias: {_code(old)} ({_md(instead)})")
     facts.append("formula: " + _code(m.formula))
     facts.append("better: " + m.direction + _range(m))
     needs = " and ".join(" or ".join(f"`{r}`" for r in sorted(g)) for g in m.needs)

@@ -482,6 +482,9 @@ class Metric:
     peer: str = ""
     """Which peer's definition the defaults match (e.g. ``scikit-learn``, ``Spark MLlib``)."""
     aliases: tuple[str, ...] = ()
+    retired: tuple[tuple[str, str], ...] = ()
+    """Former aliases, each with what to write instead: the name is then an error that says
+    so (e.g. an alias that did not follow the peer it is named after)."""
     cutoff: str | None = None
     """Name of the parameter that ``name@N`` sets (usually ``k``), if any."""
     range: tuple[float | None, float | None] = (None, None)

@@ -350,6 +350,13 @@ class Registry:
 
     def _unknown(self, family: str, name: str) -> MetricError:
         low = name.lower()
+        for m in self.metrics.values():
+            instead = dict(m.retired).get(low) if m.family == family else None
+            if instead is not None:
+                return MetricError(
+                    f"'{clip(name)}' is no longer an alias of {family} metric '{m.name}': "
+                    f"{instead}",
+                    hint=f"run 'evalcli metrics show {m.name}' for its parameters")
         elsewhere = [x.family for x in self.metrics.values() if x.name == low]
         where = f" It is a {', '.join(elsewhere)} metric." if elsewhere else ""
         if not elsewhere:

@@ -116,6 +116,22 @@ THRESHOLD = Param(
     "relevance_threshold", float, 1.0,
     "an item is relevant when its relevance is >= this (trec_eval's -l, ranx's rel_lvl)", gt=0,
 )
+RELEVANT = _conv(
+    "relevant",
+    "which judged items are relevant for the binary measures (precision, recall, MAP, MRR, "
+    "hits): threshold (relevance >= relevance_threshold, as trec_eval, ranx, scikit-learn, "
+    "recommenders) or listed (every item of the truth, whatever its grade, 0 and negative "
+    "included, as Spark MLlib's RankingMetrics, whose ground-truth list is the relevant set "
+    "and whose grades only enter NDCG)",
+    ("threshold", "listed"), "threshold",
+    {"trec_eval": "threshold", "spark": "listed", "sklearn": "threshold",
+     "recommenders": "threshold", "ranx": "threshold"},
+    "threshold: a grade 0 means judged not relevant, as trec_eval",
+)
+RELEVANT_TEXT = (" relevant: default threshold; presets: spark=listed (Spark MLlib counts every "
+                 "listed ground-truth item as relevant, grade 0 included; NDCG still uses the "
+                 "grades), every other peer threshold. relevant=listed is relevance_threshold "
+                 "-inf: every truth row is relevant, unjudged items are not.")
 
 
 def _gain_table(table: Any) -> Any:
@@ -177,4 +193,9 @@ def effective(params: Params, ctx: Context | None, convs: Sequence[Convention]) 
         out[c.param.name] = v
     if "relevance_threshold" in params:
         out["relevance_threshold"] = float(params["relevance_threshold"])
+        relevant = params.get("relevant")
+        if relevant is None:
+            relevant = RELEVANT.presets.get(compat, RELEVANT.default) if compat else "threshold"
+        if relevant == "listed":  # every truth row: any grade is >= -inf, unjudged is null
+            out["relevance_threshold"] = float("-inf")
     return out

@@ -83,7 +83,7 @@ def gain_expr(gain: Gain, thr: float) -> pl.Expr:
     if kind == "exponential":
         out = pl.lit(2.0).pow(rel) - 1.0
     elif kind == "binary":
-        out = (pl.col(REL).fill_null(0.0) >= thr).cast(F64)
+        out = (pl.col(REL) >= thr).fill_null(False).cast(F64)
     else:
         out = rel
     for level, value in reversed(list((table or {}).items())):
@@ -121,7 +121,7 @@ def _ranked(lf: pl.LazyFrame, ties: str, thr: float, gain: Gain) -> pl.LazyFrame
     c = pl.col
     newq = (c(Q) != c(Q).shift(1)).fill_null(True)
     rec = rec.with_columns(
-        (c(REL).fill_null(0.0) >= thr).cast(pl.Int64).alias("b"),
+        (c(REL) >= thr).fill_null(False).cast(pl.Int64).alias("b"),
         gain_expr(gain, thr),
         pl.int_range(pl.len(), dtype=pl.Int64).alias("_i"),
         newq.alias("_newq"),
@@ -276,7 +276,7 @@ def judged_rows(memo: Memo, lf: pl.LazyFrame, thr: float, gain: Gain) -> pl.Lazy
     def build() -> pl.LazyFrame:
         c = pl.col
         judged = lf.filter(c(JUDGED)).select(Q, REL, "weight", *seg_cols(lf)).with_columns(
-            (c(REL).fill_null(0.0) >= thr).cast(pl.Int64).alias("b"), gain_expr(gain, thr),
+            (c(REL) >= thr).fill_null(False).cast(pl.Int64).alias("b"), gain_expr(gain, thr),
         ).sort([Q, "g"], descending=[False, True], nulls_last=True)
         i = pl.int_range(pl.len(), dtype=pl.Int64)
         newq = c(Q).ne_missing(c(Q).shift(1)).fill_null(True)

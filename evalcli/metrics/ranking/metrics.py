@@ -33,6 +33,8 @@ from evalcli.metrics.ranking.conventions import (
     MISSING,
     NO_RELEVANT,
     PRECISION_DEN,
+    RELEVANT,
+    RELEVANT_TEXT,
     THRESHOLD,
     TIES,
     UNJUDGED,
@@ -162,17 +164,18 @@ def _metric(name: str, summary: str, formula: str, value: ValueExpr,
             convs: Sequence[Convention], *, aliases: tuple[str, ...] = (),
             extra_conv: str = "", micro: bool = False, k: Param = K,
             rng: tuple[float | None, float | None] = (0.0, 1.0), example: str = "",
-            own: tuple[Param, ...] = ()) -> Metric:
-    params = (k, *(cv.param for cv in convs), *own, THRESHOLD, COMPAT)
+            own: tuple[Param, ...] = (), retired: tuple[tuple[str, str], ...] = ()) -> Metric:
+    params = (k, *(cv.param for cv in convs), *own, THRESHOLD, RELEVANT.param, COMPAT)
     return Metric(
         name=name, family=FAMILY, summary=summary, formula=formula, direction="higher",
         needs=(), stats=_stats_for(name, convs, value, micro, own),
         value=_value_for(micro), params=params, interval=None if micro else t_interval_of,
         interval_doc="" if micro else T_INTERVAL_DOC,
         conventions=(extra_conv + " " if extra_conv else "") + conventions_text(convs)
-        + " Relevant: relevance >= relevance_threshold (unjudged items are not relevant). "
-        "Mean over queries, weighted by the query weight when a weight column is given.",
-        peer=PEER, aliases=aliases, cutoff="k", range=rng, example=example,
+        + " Relevant: relevance >= relevance_threshold (unjudged items are not relevant)."
+        + RELEVANT_TEXT + " Mean over queries, weighted by the query weight when a weight "
+        "column is given.",
+        peer=PEER, aliases=aliases, retired=retired, cutoff="k", range=rng, example=example,
     )
 
 
@@ -254,7 +257,10 @@ METRICS: list[Metric] = [
             """),
     _metric("map", "mean average precision (at k)",
             "AP@k = Σ_{i<=k} b_i·P@i / R (denominator=min_k_relevant: / min(k, R))",
-            _map, (*POLICIES, MAP_DEN), aliases=("mean_average_precision", "map_at_k", "map_cut"),
+            _map, (*POLICIES, MAP_DEN), aliases=("mean_average_precision", "map_cut"),
+            retired=(("map_at_k", "it was map at evalcli's defaults, which divides by |relevant|, "
+                      "where recommenders' map_at_k divides by min(k, |relevant|); write "
+                      "map@k with compat: recommenders (or denominator: min_k_relevant)"),),
             extra_conv=TIE_NOTE, example="""
             >>> from evalcli import evaluate
             >>> evaluate({"task": "ranking", "metrics": [
@@ -268,7 +274,10 @@ METRICS: list[Metric] = [
             "NDCG@k = DCG@k / IDCG@k; DCG@k = Σ_{i<=k} gain(rel_i) / log2(i+1); IDCG@k: the "
             "positive gains of all judged items of the query sorted best first; gain: rel, "
             "2^rel − 1 or b, or the gains table's value for a level it lists",
-            _ndcg, (*POLICIES, GAIN), aliases=("ndcg_at_k", "ndcg_cut"), own=(GAINS,),
+            _ndcg, (*POLICIES, GAIN), aliases=("ndcg_cut",), own=(GAINS,),
+            retired=(("ndcg_at_k", "it was ndcg at evalcli's defaults (linear gain), where "
+                      "recommenders' ndcg_at_k uses a binary gain by default; write ndcg@k "
+                      "with compat: recommenders (or gain: binary)"),),
             extra_conv="The ideal list holds every judged item of the query, recommended or "
             "not (trec_eval, scikit-learn, ranx). gains: trec_eval's per-level gain table "
             "(ndcg.1=3,2=9,4=4.5 is gains={1:3,2:9,4:4.5}; also for ndcg@k, which trec_eval's "
@@ -344,9 +353,10 @@ METRICS.append(Metric(
     summary="precision at R, the number of relevant items of the query",
     formula="R-prec = hits@R / R", direction="higher", needs=(),
     stats=_rprec_stats, value=_rprec_value, params=(*(cv.param for cv in R_CONVS), THRESHOLD,
-                                                    COMPAT), interval=t_interval_of,
+                                                    RELEVANT.param, COMPAT),
+    interval=t_interval_of,
     interval_doc=T_INTERVAL_DOC,
-    conventions=TIE_NOTE + " " + conventions_text(R_CONVS),
+    conventions=TIE_NOTE + " " + conventions_text(R_CONVS) + RELEVANT_TEXT,
     peer="trec_eval Rprec; ranx r_precision; recommenders r_precision_at_k (without its cap k)",
     aliases=("rprec", "r_prec"), range=(0.0, 1.0),
     example="""
@@ -402,7 +412,7 @@ METRICS.append(Metric(
     "counts 1/2; mean over queries",
     direction="higher", needs=(), stats=_auc_stats, value=_auc_value, interval=t_interval_of,
     interval_doc=T_INTERVAL_DOC,
-    params=(*(cv.param for cv in AUC_CONVS), UNSCORED, THRESHOLD, COMPAT),
+    params=(*(cv.param for cv in AUC_CONVS), UNSCORED, THRESHOLD, RELEVANT.param, COMPAT),
     conventions="Pairs are formed within each query's recommended items: relevant items against "
     "the other recommended items (judged not relevant or unjudged). Relevant items the "
     "predictions do not score rank below every scored item (unscored_relevant=bottom) or are "
@@ -410,7 +420,7 @@ METRICS.append(Metric(
     "(no relevant item, no non-relevant recommended item, no predictions, no truth) has no "
     "AUC: it is left out, with a count; the missing/no_relevant/unjudged policies of the other "
     "metrics do not apply. "
-    + conventions_text(AUC_CONVS),
+    + conventions_text(AUC_CONVS) + RELEVANT_TEXT,
     peer="per-user AUC of BPR (Rendle et al. 2009) and recommenders' group AUC",
     aliases=("user_auc", "gauc"), range=(0.0, 1.0),
     example="""
@@ -474,13 +484,13 @@ def _count_metric(name: str) -> Metric:
     return Metric(
         name=name, family=FAMILY, summary=summary, formula=formula + " (a sum, not a mean)",
         direction="higher", needs=(), stats=_count_stats(name), value=_count_value,
-        params=(*(cv.param for cv in COUNT_CONVS), THRESHOLD, COMPAT),
+        params=(*(cv.param for cv in COUNT_CONVS), THRESHOLD, RELEVANT.param, COMPAT),
         interval_doc="none: a count of the evaluated queries' items, not an estimate",
         conventions="A count, summed over the queries the policies keep (weights are not "
         "applied): with compat: trec_eval, the queries of both files (trec_eval's default); "
         "with missing=zero, also the queries of the truth without predictions (trec_eval -c), "
         "which add their relevant items. Relevant: relevance >= relevance_threshold. "
-        "Not in the default set: name it. " + conventions_text(COUNT_CONVS),
+        "Not in the default set: name it. " + conventions_text(COUNT_CONVS) + RELEVANT_TEXT,
         peer=f"trec_eval {name} (its 'all' line is the sum over queries)",
         range=(0.0, None), in_default_set=False,
         example=f"""

@@ -39,6 +39,7 @@ from evalcli.metrics.ranking.conventions import (
     GAIN,
     MISSING,
     NO_RELEVANT,
+    RELEVANT_TEXT,
     STRICT_TIES,
     THRESHOLD,
     TIES,
@@ -47,6 +48,9 @@ from evalcli.metrics.ranking.conventions import (
     K,
     conventions_text,
     effective,
+)
+from evalcli.metrics.ranking.conventions import (
+    RELEVANT as RELEVANT_CONV,
 )
 from evalcli.metrics.ranking.frame import (
     F64,
@@ -148,7 +152,7 @@ def _metric(name: str, summary: str, formula: str, build: Build, *,
             conventions: str = "", rng: tuple[float | None, float | None] = (0.0, 1.0),
             geometric: bool = False, direction: Direction = "higher", example: str) -> Metric:
     params = (*((k,) if k is not None else ()), *own, *(cv.param for cv in convs), THRESHOLD,
-              COMPAT)
+              RELEVANT_CONV.param, COMPAT)
     ties = TIE_NOTE if TIES in convs else STRICT_NOTE
     return Metric(
         name=name, family=FAMILY, summary=summary, formula=formula, direction=direction,
@@ -158,7 +162,8 @@ def _metric(name: str, summary: str, formula: str, build: Build, *,
         interval=None if geometric else t_interval_of,
         interval_doc="" if geometric else T_INTERVAL_DOC,
         conventions=(conventions + " " if conventions else "") + ties + " "
-        + conventions_text(convs) + " " + RELEVANT + " Not in the default set: name it.",
+        + conventions_text(convs) + " " + RELEVANT + RELEVANT_TEXT
+        + " Not in the default set: name it.",
         peer=peer, aliases=aliases, cutoff="k" if k is not None else None, range=rng,
         in_default_set=False, example=example,
     )
