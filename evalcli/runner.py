@@ -151,7 +151,8 @@ def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
     task = prep.plan.task
     asks = Asks(curves=curves or cfg.curves is not None,
                 per_query=cfg.per_query is not None or per_query_values,
-                options=prep.plan.options)
+                options=prep.plan.options,
+                metrics=tuple((pm.id, pm.metric, pm.params) for pm in prep.plan.metrics))
     if asks.per_query and not task.per_query:
         able = [t.name for t in prep.registry.tasks.values() if t.per_query]
         raise ConfigError(

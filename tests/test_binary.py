@@ -960,3 +960,162 @@ def test_calibration_metadata() -> None:
         assert m.direction == "lower" and not m.in_default_set and m.range == (0.0, 1.0)
     assert get_registry().get("binary", "expected_calibration_error").name == "ece"
     assert get_registry().get("binary", "maximum_calibration_error").name == "mce"
+
+
+# --------------------------------------------------------------------------- gain and lift table
+
+def reference_gain(y: Arr, s: Arr, w: Arr | None, groups: int) -> dict[str, Arr]:
+    """Cumulative gain and lift at the cuts j/groups of the weight: the cumulative positives
+    against the cumulative weight of scikit-learn's ROC points, interpolated linearly inside
+    the tied block that straddles a cut (the expectation over the orders of tied rows)."""
+    fpr, tpr, _ = skm.roc_curve(y, s, sample_weight=w, drop_intermediate=False)
+    ww = np.ones(len(y)) if w is None else w
+    p, n = ww[y == 1].sum(), ww[y == 0].sum()
+    tps, fps = tpr * p, fpr * n
+    fraction = np.arange(1, groups + 1) / groups
+    hits = np.interp(fraction * (p + n), tps + fps, tps)
+    gain = hits / p
+    rate = np.diff(hits, prepend=0.0) / ((p + n) / groups)
+    return {"fraction": fraction, "positives": hits, "gain": gain, "lift": gain / fraction,
+            "group_rate": rate, "group_lift": rate / (p / (p + n))}
+
+
+def scikit_plot_gain(y: Arr, s: Arr, groups: int) -> Arr:
+    """scikit-plot's cumulative_gain_curve (distinct scores, unweighted), read at the group
+    cuts: the positives among the first n·j/groups rows sorted by score, over all positives."""
+    order = np.argsort(-s, kind="stable")
+    gains = np.cumsum(y[order]) / y.sum()
+    return gains[np.arange(1, groups + 1) * len(y) // groups - 1]
+
+
+@SETTINGS
+@given(binary_data(), st.sampled_from([1, 2, 3, 4, 10]))
+def test_lift_table_matches_the_interpolated_roc_counts(data: tuple[Arr, Arr, Arr | None],
+                                                        groups: int) -> None:
+    y, s, w = data
+    ww = np.ones(len(y)) if w is None else w
+    assume(ww[y == 1].sum() > 0 and ww[y == 0].sum() > 0)  # roc_curve needs both classes
+    r = run(frame(y.tolist(), s.tolist(), None if w is None else w.tolist()), "binary",
+            [{"metric": "lift_table", "groups": groups},
+             {"metric": "lift_at_top", "fraction": 1 / groups}],
+            **({} if w is None else {"columns": {"weight": "w"}}))
+    table, top = r.metrics
+    rows = pl.DataFrame(table.details["groups"])
+    want = reference_gain(y, s, w, groups)
+    for col, ref in want.items():
+        assert rows[col].to_numpy() == pytest.approx(ref, rel=1e-9, abs=1e-12), col
+    assert rows["group"].to_list() == list(range(1, groups + 1))
+    assert rows["gain"][-1] == 1.0 and rows["lift"][-1] == 1.0
+    assert table.value == top.value  # the same cut, the same bits
+    assert table.details["base_rate"] == pytest.approx(ww[y == 1].sum() / ww.sum(), rel=1e-12)
+
+
+def test_lift_table_is_scikit_plots_gain_without_ties() -> None:
+    rng = np.random.default_rng(5)
+    for n, groups in ((200, 10), (300, 20), (90, 3)):
+        y, s = rng.integers(0, 2, n), rng.permutation(n) / n  # distinct scores
+        m = run(frame(y.tolist(), s.tolist()), "binary",
+                [{"metric": "lift_table", "groups": groups}]).metrics[0]
+        gain = np.array([g["gain"] for g in m.details["groups"]])
+        assert gain == pytest.approx(scikit_plot_gain(y, s, groups), rel=1e-12)
+        assert m.value == pytest.approx(gain[0] * groups, rel=1e-12)
+
+
+def test_lift_table_ties_and_weights_by_hand() -> None:
+    # W = 8 (weights 2, 1, 1, 1, 1, 2): top half = 4: 0.9 (w 2, +), then 2 of the 3 tied at 0.6
+    # (w 1 each: +, -, +): 2/3 of their 2 positives
+    y, s, w = [1, 1, 0, 1, 0, 0], [0.9, 0.6, 0.6, 0.6, 0.3, 0.1], [2, 1, 1, 1, 1, 2]
+    m = run(frame(y, s, w), "binary", ["lift_table[groups=2]"],
+            columns={"weight": "w"}).metrics[0]
+    first, last = m.details["groups"]
+    assert first["positives"] == pytest.approx(2 + 2 * 2 / 3, rel=1e-12)
+    assert first["gain"] == pytest.approx((2 + 4 / 3) / 4, rel=1e-12)
+    assert first["threshold"] == 0.6 and last["threshold"] == 0.1
+    assert m.value == pytest.approx(first["gain"] / 0.5, rel=1e-12)
+    # integer weights equal repeated rows
+    reps = run(frame(np.repeat(y, w).tolist(), np.repeat(s, w).tolist()), "binary",
+               ["lift_table[groups=2]"]).metrics[0]
+    assert reps.value == pytest.approx(m.value, rel=1e-12)
+
+
+def test_lift_table_undefined_cases_and_parameters() -> None:
+    got = run(frame([0, 0, 0], [0.2, 0.4, 0.9]), "binary", ["lift_table"]).metrics[0]
+    assert got.value is None and got.notes == ["undefined: no positive labels"]
+    assert ours([1, 0], [0.3, 0.9], [0.0, 0.0], ["lift_table"]) == {"lift_table": None}
+    for bad, msg in (("lift_table[groups=0]", "must be >= 1"),
+                     ("lift_table[groups=1001]", "must be <= 1000"),
+                     ("lift_table[groups=2.5]", "groups")):
+        with pytest.raises(MetricError, match=msg):
+            run(frame([0, 1], [0.2, 0.4]), "binary", [bad])
+    from evalcli.metrics.registry import get_registry
+
+    m = get_registry().get("binary", "lift_table")
+    assert m.direction == "higher" and not m.in_default_set
+
+
+def test_lift_table_per_segment() -> None:
+    rng = np.random.default_rng(13)
+    n = 400
+    y = rng.integers(0, 2, n)
+    s = np.round(np.clip(0.4 * y + rng.normal(0.3, 0.2, n), 0, 1), 1)  # ties
+    w = rng.choice([0.0, 0.5, 1.0, 3.0], n)
+    g = rng.choice(["a", "b"], n)
+    df = frame(y.tolist(), s.tolist(), w.tolist()).with_columns(pl.Series("g", g))
+    r = run(df, "binary", ["lift_table[groups=5]"], columns={"weight": "w"}, group_by=["g"])
+    for seg in r.segments:
+        keep = g == seg.key["g"]
+        want = reference_gain(y[keep], s[keep], w[keep], 5)
+        got = pl.DataFrame(seg.metrics[0].details["groups"])
+        assert got["lift"].to_numpy() == pytest.approx(want["lift"], rel=1e-9)
+
+
+def _curves_run(df: pl.DataFrame, metrics: list[object],
+                **config: object) -> dict[str, pl.DataFrame]:
+    from evalcli.config import parse_config
+    from evalcli.runner import run_config
+    from tests._pipeline import _TMP, write
+
+    cfg = {"task": "binary", "predictions": write(df, "parquet"), "metrics": metrics, **config}
+    return run_config(parse_config(cfg, "test", _TMP), curves=True).curves
+
+
+def test_curves_hold_the_reliability_bins_as_scikit_learns_calibration_curve() -> None:
+    from sklearn.calibration import calibration_curve
+
+    rng = np.random.default_rng(17)
+    s = np.round(rng.uniform(size=500) ** 1.5, 2)
+    y = (rng.uniform(size=500) < s ** 0.8).astype(int)
+    curves = _curves_run(frame(y.tolist(), s.tolist()), [
+        "ece", {"metric": "mce", "bins": 5, "strategy": "quantile"}, "mce"])
+    rel = curves["reliability"]
+    assert rel.columns == ["bins", "strategy", "bin", "mean_score", "fraction_positive",
+                           "weight"]
+    for bins, strategy in ((10, "uniform"), (5, "quantile")):  # one block per binning
+        block = rel.filter((pl.col("bins") == bins) & (pl.col("strategy") == strategy))
+        prob_true, prob_pred = calibration_curve(y, s, n_bins=bins, strategy=strategy)
+        assert block["fraction_positive"].to_numpy() == pytest.approx(prob_true, rel=1e-12)
+        assert block["mean_score"].to_numpy() == pytest.approx(prob_pred, rel=1e-12)
+        assert block["weight"].sum() == 500
+    assert rel.height == rel.unique(["bins", "strategy", "bin"]).height
+    assert "gain" not in curves
+    assert "reliability" not in _curves_run(frame(y.tolist(), s.tolist()), ["auroc"])
+
+
+def test_curves_hold_the_gain_table_of_each_lift_table() -> None:
+    rng = np.random.default_rng(19)
+    y = rng.integers(0, 2, 300)
+    s = np.round(np.clip(0.4 * y + rng.normal(0.3, 0.2, 300), 0, 1), 2)
+    w = rng.choice([0.5, 1.0, 2.0], 300)
+    df = frame(y.tolist(), s.tolist(), w.tolist())
+    curves = _curves_run(df, ["lift_table", "lift_table[groups=4]"], columns={"weight": "w"})
+    gain = curves["gain"]
+    assert gain.columns == ["groups", "group", "fraction", "threshold", "weight", "positives",
+                            "gain", "lift", "group_rate", "group_lift"]
+    for groups in (10, 4):
+        block = gain.filter(pl.col("groups") == groups)
+        assert block["gain"].to_numpy() == pytest.approx(
+            reference_gain(y, s, w, groups)["gain"], rel=1e-9)
+    # lift_at_top alone: deciles
+    alone = _curves_run(df, ["lift_at_top[fraction=0.05]"], columns={"weight": "w"})["gain"]
+    assert alone["groups"].unique().to_list() == [10]
+    assert "gain" not in _curves_run(df, ["auroc"], columns={"weight": "w"})

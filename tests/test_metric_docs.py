@@ -264,6 +264,23 @@ def _cost_and_top(c: Call) -> Expected:
     return out
 
 
+def _lift_table(c: Call) -> Expected:
+    """Cumulative gain and lift at the cuts j/groups: scikit-learn's ROC counts, the positives
+    interpolated at j/groups·Σw inside the tied block a cut falls in (scikit-plot's
+    cumulative_gain_curve read at the cuts when no score is tied)."""
+    y, w = c.col("label"), c.weights()
+    ww = np.ones(len(y)) if w is None else w
+    p, n = ww[y == 1].sum(), ww[y == 0].sum()
+    fpr, tpr, _ = skm.roc_curve(y, c.col("score"), sample_weight=w, drop_intermediate=False)
+    out: dict[Any, Any] = {}
+    for m in c.result.metrics:
+        fraction = np.arange(1, m.params["groups"] + 1) / m.params["groups"]
+        gain = np.interp(fraction * (p + n), tpr * p + fpr * n, tpr * p) / p
+        out[m.id] = gain[0] / fraction[0]
+        out[(m.id, "base_rate")] = p / (p + n)
+    return out
+
+
 def _calibration(c: Call) -> Expected:
     """ECE and MCE from scikit-learn's calibration_curve (per-bin positive rate and mean score
     of the non-empty bins) and the bins' row counts, binned as it bins (unweighted)."""
@@ -348,6 +365,32 @@ def _top_k(c: Call, params: Mapping[str, Any]) -> float:
     hit = {"expected": np.clip((k - above) / tied, 0, 1), "optimistic": above < k,
            "pessimistic": above + tied <= k}[params["ties"]]
     return float(np.average(hit, weights=c.weights()))
+
+
+def _mc_curves(c: Call) -> Expected:
+    """scikit-learn's roc_auc_score (multi_class, average; labels: the scored classes in order)
+    and average_precision_score on one-hot truth (per-class values: tests/test_multiclass.py)."""
+    options = c.config.get("options", {})
+    if "score_prefix" in options or "classes" in options:
+        classes, scores = _class_scores(c)
+    else:  # a list column of integer classes: position i is class i
+        assert c.predictions is not None
+        scores = np.array(c.predictions.get_column("score").to_list())
+        classes = list(range(scores.shape[1]))
+    order = sorted(range(len(classes)), key=lambda i: classes[i])
+    classes, scores = [classes[i] for i in order], scores[:, order]
+    y = c.col("label")
+    onehot = (np.asarray(y)[:, None] == np.array(classes)[None, :]).astype(float)
+    out: dict[Any, Any] = {}
+    for m in c.result.metrics:
+        if "multi_class" in m.params:  # auroc
+            kw = {"multi_class": m.params["multi_class"], "labels": classes}
+            out[m.id] = skm.roc_auc_score(y, scores, average=m.params["average"],
+                                          sample_weight=c.weights(), **kw)
+        else:
+            out[m.id] = skm.average_precision_score(onehot, scores, average=m.params["average"],
+                                                    sample_weight=c.weights())
+    return out
 
 
 def _confusion(c: Call) -> Expected:
@@ -825,6 +868,8 @@ REFERENCES: dict[str, Reference] = {
                                               lambda ps: {"adjusted": ps["adjusted"]}),
     "multiclass/hamming_loss": _mc_table(skm.hamming_loss),
     "multiclass/top_k_accuracy": _per_metric(_top_k),
+    "multiclass/auroc": _mc_curves,
+    "multiclass/average_precision": _mc_curves,
     "multiclass/log_loss": lambda c: {"log_loss": skm.log_loss(
         c.col("label"), _class_scores(c)[1], labels=_class_scores(c)[0],
         sample_weight=c.weights())},
@@ -849,6 +894,7 @@ REFERENCES: dict[str, Reference] = {
     **{f"binary/{name}": _operating for name in OPERATING},
     **{f"binary/{name}": _cost_and_top for name in ("min_cost", "precision_at_top",
                                                     "lift_at_top")},
+    "binary/lift_table": _lift_table,
     "binary/ece": _calibration,
     "binary/mce": _calibration,
     # regression: scikit-learn
@@ -964,7 +1010,7 @@ def test_the_readme_lists_exactly_the_registered_metrics_of_each_family() -> Non
 
 
 def test_metrics_show_prints_the_example(builtins_only: Any) -> None:
-    text = cli("metrics", "show", "auroc", columns=120)
+    text = cli("metrics", "show", "auroc", "--family", "binary", columns=120)
     example = inspect.cleandoc(BUILTINS["binary/auroc"].example).splitlines()
     assert "example:" in text
     assert [line.strip() for line in text.splitlines()[-len(example) - 1:] if line.strip()] == [

@@ -94,6 +94,7 @@ TRAITS: dict[str, Traits] = {
     "binary/min_cost": Traits(ROWS, None),
     "binary/precision_at_top": Traits(ROWS, None, {"fraction": 0.1}),
     "binary/lift_at_top": Traits(ROWS, None, {"fraction": 0.1}),
+    "binary/lift_table": Traits(ROWS, None),
     "binary/ece": Traits(ROWS, None),
     "binary/mce": Traits(ROWS, None),
     # regression
@@ -120,6 +121,8 @@ TRAITS: dict[str, Traits] = {
     "multiclass/hamming_loss": Traits(ROWS, SYM),
     "multiclass/top_k_accuracy": Traits(ROWS, None, {"k": 2}),
     "multiclass/log_loss": Traits(ROWS, None),
+    "multiclass/auroc": Traits(ROWS, None),
+    "multiclass/average_precision": Traits(ROWS, None),
     # multilabel
     "multilabel/precision": Traits(ROWS, ASYM),
     "multilabel/recall": Traits(ROWS, ASYM),

@@ -123,6 +123,20 @@ def test_plots_for_each_family(tmp_path):
     assert 'aria-label="metric@k"' in render(_ranking(), ReportFormat.html)
 
 
+def test_reliability_gain_and_lift_plots_follow_their_metrics(tmp_path):
+    html = render(_binary_run(tmp_path, ["auroc", "ece", {"metric": "mce", "bins": 5,
+                                                          "strategy": "quantile"},
+                                         "lift_table"]), ReportFormat.html)
+    r = _binary_run(tmp_path, ["ece", {"metric": "mce", "bins": 5, "strategy": "quantile"}])
+    ece = next(m.value for m in r.metrics if m.id == "ece")
+    assert (f'aria-label="Reliability diagram; bins=10, uniform, ECE {ece:.4f}; '
+            'bins=5, quantile, MCE ') in html
+    assert 'aria-label="Cumulative gain chart"' in html and 'aria-label="Lift chart"' in html
+    plain = render(_binary_run(tmp_path), ReportFormat.html)
+    for label in ("Reliability diagram", "Cumulative gain chart", "Lift chart"):
+        assert f'aria-label="{label}' not in plain
+
+
 def _section(html: str, name: str) -> str:
     match = re.search(rf'<section id="{name}">(.*?)</section>', html, flags=re.DOTALL)
     assert match, f"no section {name}"

@@ -164,6 +164,10 @@ class Asks:
     options: Mapping[str, Any] = field(default_factory=dict)
     """The run's task options (resolved): how the additions are framed (binary's
     ``curve_framing``, which ``compat`` presets)."""
+    metrics: Planned = ()
+    """The run's metrics (id, declaration, parameters): tables that follow a metric's
+    parameters (binary's reliability diagram of ece's bins, gain table of lift_table's
+    groups)."""
 
 
 Planned = Sequence[tuple[str, Metric, Params]]

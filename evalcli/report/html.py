@@ -303,6 +303,16 @@ def at_k_bounds(metrics: Sequence[MetricResult]) -> dict[str, list[tuple[int, fl
     return {k: sorted(v) for k, v in groups.items()}
 
 
+def _calibration_labels(r: RunResult) -> dict[tuple[int, str], list[str]]:
+    """The ece/mce values the run computed, by their binning, as legend texts."""
+    out: dict[tuple[int, str], list[str]] = {}
+    for m in r.metrics:
+        if m.metric in ("ece", "mce") and m.value is not None and "bins" in m.params:
+            key = (int(m.params["bins"]), str(m.params.get("strategy", "uniform")))
+            out.setdefault(key, []).append(f"{m.metric.upper()} {m.value:.4f}")
+    return out
+
+
 def plots(r: RunResult) -> list[str]:
     """Every plot the result supports, as <figure> elements."""
     from evalcli.report import plots as p
@@ -316,6 +326,18 @@ def plots(r: RunResult) -> list[str]:
         prevalence = float(df["precision"][-1]) if df.height else None
         out.append(_figure(p.pr(df, _areas(r, "pr"), prevalence),
                            "Precision-recall: one point per distinct score."))
+    if "reliability" in r.curves:
+        out.append(_figure(p.reliability(r.curves["reliability"], _calibration_labels(r)),
+                           "Reliability diagram: each non-empty score bin at its mean score "
+                           "and fraction positive (weighted); bars: the bin's share of the "
+                           "weight."))
+    if "gain" in r.curves:
+        df = r.curves["gain"]
+        out.append(_figure(p.gain(df), "Cumulative gain: the share of the positives in the top "
+                           "fraction of the rows, at each group's cut (weighted; tied scores "
+                           "count in part)."))
+        out.append(_figure(p.lift(df), "Lift: the gain over the fraction at each cut; bars: "
+                           "each group's positive rate over the base rate."))
     for m in r.metrics:
         if _is_matrix(m):
             out.append(_matrix_figure(m, m.id))

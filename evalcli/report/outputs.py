@@ -31,11 +31,15 @@ if TYPE_CHECKING:
 
     from evalcli.result import RunResult
 
-CURVE_NAMES = ("roc", "pr", "residuals")
+CURVE_NAMES = ("roc", "pr", "reliability", "gain", "residuals")
 """Every curve table a run may write (``<folder>/<name>.<format>``, CSV or Parquet): ``roc``:
 threshold, fpr, tpr (one row per distinct score, after a first row at threshold +inf); ``pr``:
-threshold, recall, precision; ``residuals``: residual (label − prediction, 3 significant digits),
-weight. See :func:`evalcli.metrics.binary.extras.roc_points` for the definitions."""
+threshold, recall, precision; ``reliability`` (with ece or mce): bins, strategy, bin,
+mean_score, fraction_positive, weight (the non-empty bins); ``gain`` (with lift_table or
+lift_at_top): groups, group, fraction, threshold, weight, positives, gain, lift, group_rate,
+group_lift; ``residuals``: residual (label − prediction, 3 significant digits), weight. See
+:func:`evalcli.metrics.binary.extras.roc_points` and
+:func:`evalcli.metrics.binary.extras.metric_tables` for the definitions."""
 TABLE_SUFFIXES = (".parquet", ".csv", ".jsonl", ".ndjson")
 
 

@@ -23,6 +23,8 @@ MAX_POINTS = 500
 COLOR = "#2563eb"
 BAD = "#dc2626"
 GREY = "#9ca3af"
+SERIES = (COLOR, "#ea580c", "#16a34a", "#9333ea", "#0891b2", "#be185d")
+"""Colours of a plot's several series (the first is :data:`COLOR`), then they repeat."""
 
 
 def _figure(width: float = 5.0, height: float = 4.0) -> Figure:
@@ -121,6 +123,77 @@ def pr(df: pl.DataFrame, areas: Sequence[tuple[str, float]] = (),
            title="Precision-recall curve")
     ax.legend(loc="lower left", frameon=False)
     return to_svg(fig, ", ".join(["Precision-recall curve", *labels]))
+
+
+def reliability(df: pl.DataFrame, labels: Mapping[tuple[int, str], Sequence[str]]) -> str:
+    """Reliability diagram: each binning's (``bins``, ``strategy``) bins as points (mean score,
+    fraction positive) joined by a line, with the diagonal of perfect calibration; the light
+    bars under them are the share of the weight in each bin. ``labels`` are the legend texts
+    of each binning (the ece/mce values computed with it)."""
+    fig = _figure()
+    ax = _axes(fig)
+    ax.plot([0, 1], [0, 1], linestyle="--", color=GREY, linewidth=1, label="perfectly calibrated")
+    blocks = df.partition_by("bins", "strategy", maintain_order=True, as_dict=True)
+    share = ax.twinx()
+    share.set_ylim(0, 3)  # the bars stay in the bottom third
+    share.set_yticks([])
+    for side in ("top", "right"):
+        share.spines[side].set_visible(False)
+    texts = []
+    for i, ((bins, strategy), block) in enumerate(blocks.items()):
+        x, y, w = (block[c].to_numpy() for c in ("mean_score", "fraction_positive", "weight"))
+        name = f"bins={bins}, {strategy}"
+        text = ", ".join([name, *labels.get((int(bins), str(strategy)), ())])
+        texts.append(text)
+        line = ax.plot(x, y, marker="o", markersize=3.5, linewidth=1.6,
+                       color=SERIES[i % len(SERIES)], label=text)[0]
+        if i == 0:
+            width = 1.0 / max(int(bins), 1)
+            share.bar(x, w / w.sum(), width=width * 0.8, color=line.get_color(), alpha=0.25)
+    ax.set(xlim=(0, 1), ylim=(0, 1.01), xlabel="mean score (predicted probability)",
+           ylabel="fraction positive", title="Reliability diagram")
+    ax.legend(loc="upper left", frameon=False, fontsize=8)
+    return to_svg(fig, "; ".join(["Reliability diagram", *texts]))
+
+
+def _gain_blocks(df: pl.DataFrame) -> dict[Any, pl.DataFrame]:
+    return df.partition_by("groups", maintain_order=True, as_dict=True)
+
+
+def gain(df: pl.DataFrame) -> str:
+    """Cumulative gain chart: the share of all positives in the top fraction of the rows
+    ranked by score, at each group's cut (from the origin), with the random ranking's
+    diagonal."""
+    fig = _figure()
+    ax = _axes(fig)
+    ax.plot([0, 1], [0, 1], linestyle="--", color=GREY, linewidth=1, label="random")
+    for i, ((groups,), block) in enumerate(_gain_blocks(df).items()):
+        ax.plot([0.0, *block["fraction"].to_list()], [0.0, *block["gain"].to_list()],
+                marker="o", markersize=3.5, linewidth=1.8, color=SERIES[i % len(SERIES)],
+                label=f"{groups} groups")
+    ax.set(xlim=(0, 1), ylim=(0, 1.01), xlabel="fraction of the rows (highest scores first)",
+           ylabel="fraction of the positives (gain)", title="Cumulative gain")
+    ax.legend(loc="lower right", frameon=False)
+    return to_svg(fig, "Cumulative gain chart")
+
+
+def lift(df: pl.DataFrame) -> str:
+    """Lift chart: the cumulative lift (gain / fraction) at each group's cut, and the light
+    bars of each group's own lift (the first block's), with the random ranking's 1."""
+    fig = _figure()
+    ax = _axes(fig)
+    ax.axhline(1.0, linestyle="--", color=GREY, linewidth=1, label="random")
+    for i, ((groups,), block) in enumerate(_gain_blocks(df).items()):
+        x = block["fraction"].to_numpy()
+        if i == 0:
+            ax.bar(x - 0.5 / len(x), block["group_lift"].to_numpy(), width=0.8 / len(x),
+                   color=COLOR, alpha=0.2, label="each group's lift")
+        ax.plot(x, block["lift"].to_numpy(), marker="o", markersize=3.5, linewidth=1.8,
+                color=SERIES[i % len(SERIES)], label=f"cumulative lift, {groups} groups")
+    ax.set(xlim=(0, 1.02), ylim=(0, None), xlabel="fraction of the rows (highest scores first)",
+           ylabel="lift", title="Lift")
+    ax.legend(loc="upper right", frameon=False, fontsize=8)
+    return to_svg(fig, "Lift chart")
 
 
 def residuals(df: pl.DataFrame, bins: int = 40) -> str:

@@ -1,5 +1,6 @@
 """What binary classification adds to a run: the ROC and precision-recall curves (``--curves``,
-the HTML report's figures), from the counts per score (:func:`.stats.score_counts`) computed in
+the HTML report's figures), the reliability diagram of ece/mce and the gain table of
+lift_table, from the counts per score (:func:`.stats.score_counts`) computed in
 the run's one pass (the statistic AUROC and AUPRC already use, so with those metrics nothing
 more is computed).
 """
@@ -37,7 +38,50 @@ def curve_tables(values: Mapping[str, Any], asks: Asks) -> Additions:
     counts = values.get(SCORE_COUNTS)
     framing = effective(CURVE_FRAMING, {}, asks.options)
     drawn = curves(counts, framing) if isinstance(counts, pl.DataFrame) else {}
+    if isinstance(counts, pl.DataFrame):
+        drawn.update(metric_tables(counts, asks.metrics))
     return Additions(curves=drawn, areas={name: AREAS[name] for name in drawn if name in AREAS})
+
+
+def metric_tables(counts: pl.DataFrame, metrics: Planned) -> dict[str, pl.DataFrame]:
+    """The tables that follow the run's metrics: ``reliability`` (the bins of each binning of
+    ece and mce: bins, strategy, bin, mean_score, fraction_positive, weight) and ``gain`` (the
+    groups of each lift_table's, or deciles with lift_at_top alone: groups, then the columns
+    of :func:`.operating.gain_table`). Each holds one block of rows per distinct parameter
+    set, in the order of the metrics; a table is left out when undefined (no rows; for gain,
+    no positives)."""
+    from evalcli.metrics.binary.calibration import reliability
+    from evalcli.metrics.binary.operating import gain_table, points
+    from evalcli.metrics.binary.task import FAMILY
+
+    binnings: list[tuple[int, str]] = []
+    groups: list[int] = []
+    for _id, metric, params in metrics:
+        if metric.family != FAMILY:
+            continue
+        if metric.name in ("ece", "mce"):
+            b = (int(params["bins"]), str(params["strategy"]))
+            if b not in binnings:
+                binnings.append(b)
+        elif metric.name == "lift_table" and int(params["groups"]) not in groups:
+            groups.append(int(params["groups"]))
+    if not groups and any(m.family == FAMILY and m.name == "lift_at_top" for _, m, _ in metrics):
+        groups.append(10)
+    pts = points({SCORE_COUNTS: counts})
+    out: dict[str, pl.DataFrame] = {}
+    if binnings and pts.table.height:
+        out["reliability"] = pl.concat([
+            reliability(pts, bins, strategy).select(
+                pl.lit(bins, pl.Int64).alias("bins"), pl.lit(strategy).alias("strategy"),
+                "bin", (pl.col("score_sum") / pl.col("w")).alias("mean_score"),
+                (pl.col("pos") / pl.col("w")).alias("fraction_positive"),
+                pl.col("w").alias("weight"))
+            for bins, strategy in binnings])
+    if groups and pts.table.height and pts.p > 0:
+        out["gain"] = pl.concat([
+            gain_table(pts, g).select(pl.lit(g, pl.Int64).alias("groups"), pl.all())
+            for g in groups])
+    return out
 
 
 def curves(counts: pl.DataFrame, framing: str = "evalcli") -> dict[str, pl.DataFrame]:
