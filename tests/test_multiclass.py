@@ -402,6 +402,18 @@ def _config(tmp_path: Any, df: pl.DataFrame, fmt: str, **extra: Any) -> str:
     pytest.param(pl.DataFrame({"label": [0, 1], "p_0": [0.5, None], "p_1": [0.5, 0.5]}),
                  "csv", {"metrics": ["top_k_accuracy"], "options": {"score_prefix": "p_"}},
                  "null, NaN or infinite", id="missing-score"),
+    pytest.param(pl.DataFrame({"label": [0, 1], "p_0": [0.5, 0.9], "p_1": [0.6, 0.3]}),
+                 "csv", {"metrics": ["auroc"], "options": {"score_prefix": "p_"}},
+                 "2 row(s) of the score column do not", id="auroc-not-probabilities"),
+    pytest.param(pl.DataFrame({"label": [0, 1], "p_0": [0.5, 0.7], "p_1": [0.5, 0.3]}),
+                 "csv", {"metrics": [{"metric": "auroc", "multi_class": "ovo",
+                                      "average": "micro"}],
+                         "options": {"score_prefix": "p_"}},
+                 "average=micro is for multi_class=ovr only", id="auroc-ovo-micro"),
+    pytest.param(pl.DataFrame({"label": [0, 1], "p_0": [0.5, 0.7], "p_1": [0.5, 0.3]}),
+                 "csv", {"metrics": [{"metric": "auroc", "multi_class": "ovx"}],
+                         "options": {"score_prefix": "p_"}},
+                 "multi_class", id="auroc-bad-multi-class"),
 ])
 def test_bad_input_exits_2_with_one_message(cli: Any, tmp_path: Any, df: pl.DataFrame,
                                             fmt: str, extra: dict[str, Any],
@@ -461,6 +473,157 @@ def test_streaming_engine_gives_the_same_values(layout: str) -> None:
     if layout == "struct":
         df = df.with_columns(pl.col("score").list.to_struct(
             fields=["0", "1", "2"]))
-    ms = ["f1", "cohen_kappa", "top_k_accuracy@2", "log_loss"]
+    ms = ["f1", "cohen_kappa", "top_k_accuracy@2", "log_loss", "auroc", "auroc[multi_class=ovo]",
+          "auroc[average=micro]", "average_precision[average=weighted]"]
     assert values(run("multiclass", df, ms, engine="streaming")) == pytest.approx(
         values(run("multiclass", df, ms, engine="polars")))
+
+
+# --------------------------------------------------------------------------- AUROC and AP
+
+@st.composite
+def curve_data(draw: Any) -> dict[str, Any]:
+    """Probabilities on a coarse grid (many ties), 3 to 5 classes, whole-number weights (so
+    one-vs-one's weighted value equals scikit-learn's on repeated rows), three layouts."""
+    n = draw(st.integers(6, 40))
+    k = draw(st.integers(3, 5))
+    seed = draw(st.integers(0, 2**31))
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, n)
+    y[:k] = np.arange(k)  # every class true on some row
+    raw = rng.integers(0, 4, (n, k)).astype(float) + 1.0
+    raw[:, -1] = 0.0
+    s = np.round(raw / raw.sum(axis=1, keepdims=True), 2)
+    s[:, -1] = np.round(1 - s[:, :-1].sum(axis=1), 2)  # sums to 1 within float error
+    w = rng.choice([1, 2, 3], n).astype(float) if draw(st.booleans()) else None
+    return {"y": y, "s": s, "w": w, "k": k, "layout": draw(st.sampled_from(
+        ["wide", "struct", "list"])), "strings": draw(st.booleans())}
+
+
+def _scored_frame(d: dict[str, Any]) -> tuple[pl.DataFrame, dict[str, Any], str]:
+    y, s, k = d["y"], d["s"], d["k"]
+    names = [f"c{i}" for i in range(k)] if d["strings"] else list(range(k))
+    cols: dict[str, Any] = {"label": [names[i] for i in y]}
+    options: dict[str, Any] = {}
+    fmt = "parquet"
+    if d["layout"] == "wide":
+        cols.update({f"p_{names[i]}": s[:, i] for i in range(k)})
+        options["score_prefix"] = "p_"
+        fmt = "csv"
+    elif d["layout"] == "struct":
+        cols["score"] = [{str(names[i]): float(row[i]) for i in range(k)} for row in s]
+        fmt = "jsonl"
+    else:
+        cols["score"] = [list(map(float, row)) for row in s]
+        if d["strings"]:
+            options["classes"] = names
+    if d["w"] is not None:
+        cols["w"] = d["w"]
+    return pl.DataFrame(cols), options, fmt
+
+
+CURVE_METRICS = [
+    "auroc", "auroc[average=weighted]", "auroc[average=micro]", "auroc[multi_class=ovo]",
+    "auroc[average=weighted,multi_class=ovo]", "average_precision",
+    "average_precision[average=weighted]", "average_precision[average=micro]"]
+
+
+@SETTINGS
+@given(curve_data())
+def test_auroc_and_average_precision_match_scikit_learn(d: dict[str, Any]) -> None:
+    y, s, w, k = d["y"], d["s"], d["w"], d["k"]
+    df, options, fmt = _scored_frame(d)
+    r = run("multiclass", df, CURVE_METRICS, fmt=fmt, options=options,
+            columns={"weight": "w"} if w is not None else {})
+    got = values(r)
+    labels = list(range(k))
+    onehot = np.eye(k)[y]
+    for av in ("macro", "weighted", "micro"):
+        mid = "auroc" if av == "macro" else f"auroc[average={av}]"
+        assert close(got[mid], skm.roc_auc_score(y, s, multi_class="ovr", average=av,
+                                                 labels=labels, sample_weight=w)), mid
+        mid = "average_precision" if av == "macro" else f"average_precision[average={av}]"
+        assert close(got[mid], skm.average_precision_score(onehot, s, average=av,
+                                                           sample_weight=w)), mid
+    # one-vs-one: scikit-learn takes no weights; whole-number weights are repeated rows
+    rep = np.repeat(np.arange(len(y)), w.astype(int)) if w is not None else np.arange(len(y))
+    for av in ("macro", "weighted"):
+        mid = "auroc[multi_class=ovo]" if av == "macro" else \
+            "auroc[average=weighted,multi_class=ovo]"
+        assert close(got[mid], skm.roc_auc_score(y[rep], s[rep], multi_class="ovo",
+                                                 average=av, labels=labels)), mid
+    per = {x["label"]: x["value"] for x in by_id(r)["auroc"].details["by_label"]}
+    names = [f"c{i}" for i in range(k)] if d["strings"] else labels
+    ref = skm.roc_auc_score(y, s, multi_class="ovr", average=None, labels=labels,
+                            sample_weight=w)
+    for i in range(k):
+        assert close(per[names[i]], ref[i])
+
+
+def test_auroc_per_pair_details_and_segments() -> None:
+    rng = np.random.default_rng(3)
+    n = 60
+    y = rng.integers(0, 3, n)
+    s = rng.dirichlet([1, 1, 1], n).round(1)
+    s[:, 2] = 1 - s[:, 0] - s[:, 1]
+    g = np.where(np.arange(n) % 2 == 0, "x", "y")
+    df = pl.DataFrame({"label": y, "score": s.tolist(), "g": g})
+    ms = ["auroc[multi_class=ovo]", "auroc[average=weighted]", "average_precision"]
+    r = run("multiclass", df, ms, group_by=["g"])
+    pairs = by_id(r)["auroc[multi_class=ovo]"].details["by_pair"]
+    assert [p["labels"] for p in pairs] == [[0, 1], [0, 2], [1, 2]]
+    assert sum(p["prevalence"] for p in pairs) == pytest.approx(2.0)
+    assert len(r.segments) == 2
+    for seg in r.segments:
+        mask = g == seg.key["g"]
+        got = {m.id: m.value for m in seg.metrics}
+        ym, sm = y[mask], s[mask]
+        assert close(got["auroc[multi_class=ovo]"],
+                     skm.roc_auc_score(ym, sm, multi_class="ovo", labels=[0, 1, 2]))
+        assert close(got["auroc[average=weighted]"], skm.roc_auc_score(
+            ym, sm, multi_class="ovr", average="weighted", labels=[0, 1, 2]))
+        assert close(got["average_precision"],
+                     skm.average_precision_score(np.eye(3)[ym], sm))
+
+
+def test_curve_metrics_when_scikit_learn_refuses() -> None:
+    """A scored class never true; scores that are not probabilities (AP takes them)."""
+    y = np.array([0, 1, 0, 1, 1, 0])
+    s = np.array([[.5, .3, .2], [.2, .5, .3], [.6, .2, .2], [.3, .3, .4], [.1, .8, .1],
+                  [.4, .4, .2]])
+    df = pl.DataFrame({"label": y, "score": s.tolist()})
+    ms = ["auroc", "auroc[average=weighted]", "auroc[multi_class=ovo]",
+          "auroc[average=micro]", "average_precision", "average_precision[average=weighted]"]
+    r = run("multiclass", df, ms)
+    got, ids = values(r), by_id(r)
+    labels = [0, 1, 2]
+    # macro: class 2 has no AUROC (scikit-learn: NaN with labels, an error without)
+    assert got["auroc"] is None and "never true" in ids["auroc"].notes[0]
+    assert math.isnan(quiet(skm.roc_auc_score, y, s, multi_class="ovr", labels=labels))
+    with pytest.raises(ValueError):
+        skm.roc_auc_score(y, s, multi_class="ovr")
+    assert [d["value"] for d in ids["auroc"].details["by_label"]][2] is None
+    for mid, ref in [
+        ("auroc[average=weighted]", quiet(skm.roc_auc_score, y, s, multi_class="ovr",
+                                          average="weighted", labels=labels)),
+        ("auroc[multi_class=ovo]", skm.roc_auc_score(y, s, multi_class="ovo", labels=labels)),
+        ("auroc[average=micro]", skm.roc_auc_score(y, s, multi_class="ovr", average="micro",
+                                                   labels=labels)),
+        ("average_precision[average=weighted]",
+         quiet(skm.average_precision_score, np.eye(3)[y], s, average="weighted")),
+    ]:
+        assert close(got[mid], ref), mid
+    assert "weigh 0" in ids["auroc[average=weighted]"].notes[0]
+    assert "make no pair" in ids["auroc[multi_class=ovo]"].notes[0]
+    assert got["average_precision"] is None
+    # one class true on every row: no one-vs-rest or one-vs-one AUROC
+    one = run("multiclass", df.with_columns(pl.lit(1).alias("label")),
+              ["auroc", "auroc[multi_class=ovo]"])
+    assert values(one) == {"auroc": None, "auroc[multi_class=ovo]": None}
+    # logits: average precision is defined on any scores, as scikit-learn's
+    logits = np.log(s) * 3
+    r = run("multiclass", pl.DataFrame({"label": [0, 1, 2, 1, 1, 0], "score": logits.tolist()}),
+            ["average_precision"])
+    yy = np.array([0, 1, 2, 1, 1, 0])
+    assert close(values(r)["average_precision"],
+                 skm.average_precision_score(np.eye(3)[yy], logits))

@@ -266,7 +266,9 @@ def test_multiclass_scores_segments_weights(spark, tmp_path):
                        {"metric": "fbeta", "beta": 0.5}, "fpr", "cohen_kappa",
                        {"metric": "cohen_kappa", "weights": "quadratic"}, "mcc",
                        "balanced_accuracy", "hamming_loss", "top_k_accuracy",
-                       {"metric": "top_k_accuracy", "k": 3}, "log_loss"]}
+                       {"metric": "top_k_accuracy", "k": 3}, "log_loss", "auroc",
+                       {"metric": "auroc", "multi_class": "ovo", "average": "weighted"},
+                       {"metric": "auroc", "average": "micro"}, "average_precision"]}
     same(cfg, tmp_path)
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from evalcli.errors import InputDataError
+from evalcli.errors import InputDataError, MetricError
 from evalcli.metrics.base import (
     Context,
     Metric,
@@ -20,16 +20,21 @@ from evalcli.metrics.base import (
     Stat,
     StatValues,
     absent_label,
+    memo_of,
 )
 from evalcli.metrics.multiclass.stats import (
+    CLASS_SCORES,
     EPS64,
     RANKS,
+    SUMS,
     Counts,
     as_number,
+    class_scores,
     confusion,
     counts_of,
     proba,
     score_ranks,
+    score_sums,
 )
 from evalcli.metrics.multiclass.task import FAMILY
 
@@ -308,6 +313,156 @@ def _log_loss_value(stats: StatValues, params: Params) -> MetricValue:
     return MetricValue(vals["logloss"] / vals["w"], notes=notes)
 
 
+# --------------------------------------------------------------------------- per-class curves
+
+def _curves(df: pl.DataFrame) -> dict[str, Any]:
+    """One-vs-rest and one-vs-one areas from the (class, label, score) table, in Polars
+    expressions over it (a loop over the classes only).
+
+    For class a, rows sorted by a's score, highest first: r(s) = weight of true-a rows scored
+    above s + half of those scored s. AUROC(a vs rows of class l) = Σ_{l rows} w·r(s) /
+    (P_a·N_l): the trapezoid of the ROC curve, ties counting 1/2. AP(a) = Σ_s pos_s·tp_s /
+    (tp_s + fp_s) / P_a: scikit-learn's step-wise average precision.
+    """
+    # one order and one chunk: the sums add the same way whatever the engine's chunks
+    df = df.filter(pl.col("w") != 0).sort("class", "label", "s").rechunk()
+    w = pl.col("w")
+    pos = (pl.col("label") == pl.col("class"))
+    per = (df.lazy().group_by("class", "s").agg((w * pos).sum().alias("p"),
+                                                (w * ~pos).sum().alias("q"))
+           .sort("class", "s", descending=[False, True])
+           .with_columns(pl.col("p").cum_sum().over("class").alias("tp"),
+                         pl.col("q").cum_sum().over("class").alias("fp"))
+           .with_columns((pl.col("tp") - pl.col("p") / 2).alias("r")))
+    p, q, tp, fp = pl.col("p"), pl.col("q"), pl.col("tp"), pl.col("fp")
+    prec_term = pl.when(p > 0).then(p * tp / (tp + fp)).otherwise(0.0)
+    by_class = per.group_by("class", maintain_order=True).agg(
+        p.sum().alias("P"), q.sum().alias("N"), (q * pl.col("r")).sum().alias("roc"),
+        prec_term.sum().alias("ap"))
+    pairs = (df.lazy().filter(~pos).join(per.select("class", "s", "r"), on=["class", "s"])
+             .sort("class", "label", "s")
+             .group_by("class", "label", maintain_order=True)
+             .agg((w * pl.col("r")).sum().alias("num"), w.sum().alias("N")))
+    pooled = (df.lazy().group_by("s").agg((w * pos).sum().alias("p"),
+                                          (w * ~pos).sum().alias("q"))
+              .sort("s", descending=True)
+              .with_columns(p.cum_sum().alias("tp"), q.cum_sum().alias("fp"))
+              .select(p.sum().alias("P"), q.sum().alias("N"),
+                      (q * (tp - p / 2)).sum().alias("roc"), prec_term.sum().alias("ap")))
+    got = pl.collect_all([by_class, pairs, pooled], engine="in-memory")
+    classes = {r["class"]: r for r in got[0].iter_rows(named=True)}
+    pair = {(r["class"], r["label"]): r for r in got[1].iter_rows(named=True)}
+    return {"classes": classes, "pairs": pair, "micro": got[2].row(0, named=True),
+            "rows": int(df.get_column("n").sum()), "dtype": df.schema["class"]}
+
+
+def _curves_of(stats: StatValues) -> dict[str, Any]:
+    table: pl.DataFrame = stats[CLASS_SCORES]
+    return memo_of(stats).get(table, ("multiclass curves",), lambda: _curves(table))
+
+
+def _shown(ks: Sequence[Any]) -> str:
+    return ", ".join(map(repr, ks[:5])) + (" ..." if len(ks) > 5 else "")
+
+
+def _ovr(c: dict[str, Any], what: str, average: str) -> MetricValue:
+    """A one-vs-rest average of the per-class areas (``what``: roc or ap)."""
+    name = "AUROC" if what == "roc" else "average precision"
+    by_label, no_pos, no_neg = [], [], []
+    for k in sorted(c["classes"]):
+        r = c["classes"][k]
+        P, N = float(r["P"]), float(r["N"])
+        v: float | None = None
+        if P <= 0:
+            no_pos.append(k)
+        elif what == "roc" and N <= 0:
+            no_neg.append(k)
+        else:
+            v = float(r["roc"]) / (P * N) if what == "roc" else float(r["ap"]) / P
+        by_label.append({"label": k, "value": v, "support": as_number(P)})
+    details: dict[str, Any] = {"multi_class": "ovr", "average": average, "by_label": by_label}
+    notes: list[str] = []
+    if average == "micro":
+        m = c["micro"]
+        P, N = float(m["P"] or 0.0), float(m["N"] or 0.0)
+        if P <= 0 or (what == "roc" and N <= 0):
+            return MetricValue(None, details, ["undefined: the pooled one-vs-rest pairs hold "
+                                               "no positive or no negative"])
+        return MetricValue(float(m["roc"]) / (P * N) if what == "roc" else float(m["ap"]) / P,
+                           details)
+    if average == "weighted" and no_pos:
+        notes.append(f"{len(no_pos)} class(es) with no true rows ({_shown(no_pos)}) weigh 0 "
+                     "in the weighted average, as scikit-learn's")
+        no_pos = []
+    if no_pos or no_neg:
+        why = [f"class(es) {_shown(no_pos)} never true" if no_pos else "",
+               f"class(es) {_shown(no_neg)} true on every row" if no_neg else ""]
+        return MetricValue(None, details, [
+            f"undefined: the one-vs-rest {name} of {' and '.join(x for x in why if x)} is not "
+            "defined (scikit-learn gives NaN or refuses); the defined classes' values are in "
+            "details.by_label"])
+    vals = [(d["value"], float(d["support"])) for d in by_label if d["value"] is not None]
+    if average == "macro":
+        return MetricValue(sum(v for v, _ in vals) / len(vals), details, notes)
+    total = sum(sw for _, sw in vals)
+    return MetricValue(sum(v * sw for v, sw in vals) / total, details, notes)
+
+
+def _check_sums(stats: StatValues, metric: str) -> None:
+    bad = int(float(stats[SUMS][f"{SUMS}.unnormed"]))
+    if bad:
+        raise InputDataError(
+            f"{metric} needs per-class probabilities that sum to 1 on every row, as "
+            f"scikit-learn's roc_auc_score; {bad} row(s) of the score column do not "
+            "(|1 − sum| > 1e-8 + 1e-5·sum)",
+            hint="give probabilities (e.g. apply a softmax to the scores), or use "
+            "average_precision, which takes any scores",
+        )
+
+
+def _auroc_value(stats: StatValues, params: Params) -> MetricValue:
+    multi, average = params.get("multi_class", "ovr"), params.get("average", "macro")
+    if multi == "ovo" and average == "micro":
+        raise MetricError("auroc: average=micro is for multi_class=ovr only (as scikit-learn's "
+                          "roc_auc_score)", hint="use average: macro or weighted with ovo")
+    c = _curves_of(stats)
+    if not c["rows"]:
+        return MetricValue(None, notes=["no rows (or zero total weight)"])
+    _check_sums(stats, "auroc")
+    if multi == "ovr":
+        return _ovr(c, "roc", average)
+    present = sorted(k for k, r in c["classes"].items() if float(r["P"]) > 0)
+    total = sum(float(c["classes"][k]["P"]) for k in present)
+    by_pair: list[dict[str, Any]] = []
+    for i, a in enumerate(present):
+        for b in present[i + 1:]:
+            pa, pb = float(c["classes"][a]["P"]), float(c["classes"][b]["P"])
+            ab = float(c["pairs"][(a, b)]["num"]) / (pa * pb)
+            ba = float(c["pairs"][(b, a)]["num"]) / (pb * pa)
+            by_pair.append({"labels": [a, b], "value": (ab + ba) / 2,
+                            "prevalence": (pa + pb) / total})
+    details: dict[str, Any] = {"multi_class": "ovo", "average": average, "by_pair": by_pair}
+    notes = []
+    absent = sorted(k for k in c["classes"] if k not in present)
+    if absent:
+        notes.append(f"{len(absent)} scored class(es) never true ({_shown(absent)}) make no "
+                     "pair, as scikit-learn's")
+    if not by_pair:
+        return MetricValue(None, details, [*notes, "undefined: fewer than two classes are "
+                                           "true on some row"])
+    if average == "macro":
+        return MetricValue(sum(d["value"] for d in by_pair) / len(by_pair), details, notes)
+    return MetricValue(sum(d["value"] * d["prevalence"] for d in by_pair)
+                       / sum(d["prevalence"] for d in by_pair), details, notes)
+
+
+def _ap_value(stats: StatValues, params: Params) -> MetricValue:
+    c = _curves_of(stats)
+    if not c["rows"]:
+        return MetricValue(None, notes=["no rows (or zero total weight)"])
+    return _ovr(c, "ap", params.get("average", "macro"))
+
+
 # --------------------------------------------------------------------------- declarations
 
 HARD = frozenset({"prediction", "score"})
@@ -328,6 +483,28 @@ def _ranks_stats(p: Params, c: Context) -> Sequence[Stat]:
 
 def _proba_stats(p: Params, c: Context) -> Sequence[Stat]:
     return [proba(p, c)]
+
+
+def _auroc_stats(p: Params, c: Context) -> Sequence[Stat]:
+    return [class_scores(p, c), score_sums(p, c)]
+
+
+def _class_scores_stats(p: Params, c: Context) -> Sequence[Stat]:
+    return [class_scores(p, c)]
+
+
+OVR_AVERAGE = Param("average", str, "macro",
+                    "macro (mean over classes), weighted (mean weighted by each class's true "
+                    "count) or micro (one curve of every (row, class) pair; one-vs-rest only)",
+                    choices=("macro", "weighted", "micro"))
+MULTI_CLASS = Param("multi_class", str, "ovr",
+                    "ovr: each class against the rest; ovo: each pair of classes (Hand & Till), "
+                    "averaged over the pairs", choices=("ovr", "ovo"))
+CURVES_NOTE = (
+    "Curves of each class's score, the rows sorted highest first, tied scores one step (a "
+    "tie counts 1/2 in AUROC). Weights are scikit-learn's sample_weight (every count a sum of "
+    "weights; zero-weight rows count as absent). The per-class values are in "
+    "details.by_label (one-vs-one: details.by_pair, with each pair's prevalence). ")
 
 
 def _by_label(name: str, summary: str, formula: str, ratio: Ratio, what: str, *,
@@ -589,6 +766,64 @@ METRICS: list[Metric] = [
         ({'log_loss': 0.5249110622493389},
          ['1 row(s) of probabilities do not sum to 1: used as given, as scikit-learn
            (which warns)'])
+        """,
+    ),
+    Metric(
+        "auroc", FAMILY, "area under the ROC curve from per-class scores, one-vs-rest or "
+        "one-vs-one, averaged",
+        "ovr: AUC_ℓ = P(s_ℓ(x⁺) > s_ℓ(x⁻)) + ½·P(tie), x⁺ of class ℓ, x⁻ of any other; "
+        "macro (1/K)·Σ AUC_ℓ, weighted Σ n_ℓ·AUC_ℓ / Σ n_ℓ, micro one curve of all (row, class) "
+        "pairs. ovo: A(a,b) = (AUC(a|b) + AUC(b|a)) / 2 over rows of a and b; macro mean over "
+        "pairs, weighted by the pairs' prevalence (n_a + n_b) / n",
+        "higher", (SCORE,), _auroc_stats, _auroc_value,
+        params=(MULTI_CLASS, OVR_AVERAGE),
+        conventions=CURVES_NOTE + "As scikit-learn's roc_auc_score, the scores must be "
+        "probabilities summing to 1 on each row (numpy.allclose): otherwise exit 2 naming the "
+        "rows. One-vs-rest: a scored class never true (or one true on every row) has no "
+        "AUROC: the macro average is then undefined with a note (scikit-learn: NaN, or an "
+        "error without 'labels'), the weighted average gives such a class weight 0 as "
+        "scikit-learn does. One-vs-one pairs the classes true on some row (a scored class "
+        "never true makes no pair, with a note), as scikit-learn. average=micro with ovo is "
+        "refused (exit 2). Weights with ovo: scikit-learn refuses sample_weight there; evalcli "
+        "computes each pair's AUROC from the weights and weighs pairs by their weighted "
+        "prevalence (with whole-number weights, the same as repeating rows).",
+        peer="scikit-learn roc_auc_score(multi_class=ovr|ovo, average=macro|weighted|micro)",
+        aliases=("roc_auc", "auc"), range=(0.0, 1.0), in_default_set=False,
+        example="""
+        >>> from evalcli import evaluate
+        >>> rows = {"label": ["a", "b", "c", "a"], "p_a": [0.6, 0.3, 0.2, 0.3],
+        ...         "p_b": [0.3, 0.4, 0.3, 0.3], "p_c": [0.1, 0.3, 0.5, 0.4]}
+        >>> r = evaluate({"task": "multiclass", "options": {"score_prefix": "p_"}, "metrics": [
+        ...     "auroc", {"metric": "auroc", "multi_class": "ovo"}]}, predictions=rows)
+        >>> r.values()
+        {'auroc': 0.9583333333333334, 'auroc[multi_class=ovo]': 0.9583333333333334}
+        >>> [(d["label"], d["value"]) for d in r.metric("auroc").details["by_label"]]
+        [('a', 0.875), ('b', 1.0), ('c', 1.0)]
+        >>> # a: the second a's 0.3 ties b's 0.3, half a pair: (2 + 1.5) / 4 = 0.875
+        """,
+    ),
+    Metric(
+        "average_precision", FAMILY, "average precision from per-class scores, one-vs-rest, "
+        "averaged", "AP_ℓ = Σ_n (R_n − R_{n−1})·P_n over the distinct thresholds of s_ℓ, class ℓ "
+        "positive; macro (1/K)·Σ AP_ℓ, weighted Σ n_ℓ·AP_ℓ / Σ n_ℓ, micro one curve of all "
+        "(row, class) pairs",
+        "higher", (SCORE,), _class_scores_stats, _ap_value, params=(OVR_AVERAGE,),
+        conventions=CURVES_NOTE + "Any real scores (probabilities are not required), as "
+        "scikit-learn's average_precision_score on one-hot truth. A scored class never true "
+        "has no AP: the macro average is then undefined with a note (scikit-learn refuses "
+        "a class missing from y_true), the weighted average gives it weight 0.",
+        peer="scikit-learn average_precision_score (one-hot y_true, average=macro|weighted|"
+        "micro)",
+        aliases=("ap",), range=(0.0, 1.0), in_default_set=False,
+        example="""
+        >>> from evalcli import evaluate
+        >>> evaluate({"task": "multiclass", "metrics": [
+        ...     "average_precision", {"metric": "average_precision", "average": "micro"}]},
+        ...     predictions={"label": [0, 1, 2, 1], "score": [[.5, .3, .2], [.5, .4, .1],
+        ...                                                   [.2, .2, .6], [.1, .8, .1]]}
+        ...     ).values()  # class 0: rows 0 and 1 tie at 0.5, one of them true: AP 1/2
+        {'average_precision': 0.8333333333333334,
+         'average_precision[average=micro]': 0.8875}
         """,
     ),
 ]

@@ -173,3 +173,49 @@ def counts_of(stats: StatValues) -> Counts:
 
 def as_number(x: float) -> float | int:
     return int(x) if float(x).is_integer() else float(x)
+
+
+# --------------------------------------------------------------------------- per-class scores
+
+CLASS_SCORES = "multiclass.class_scores"
+SUMS = "multiclass.score_sums"
+
+
+def _class_scores_build(lf: pl.LazyFrame, keys: list[str], ctx: Context,
+                        weighted: bool = False) -> pl.LazyFrame:
+    """Every row's score of every class: one row per (scored class, true class, score) with
+    its weight and row count (memory ~ classes² × distinct scores, so it streams)."""
+    from evalcli.metrics.multiclass.task import Scores
+    from evalcli.metrics.task import TaskInput
+
+    schema = lf.collect_schema()
+    sc = Scores(TaskInput(ctx.options, ctx.roles, dict(schema)))
+    scores = pl.concat_list(sc.fields) if sc.fields is not None else sc.list
+    out = lf.select(*keys, "label", "weight", scores.alias("s"),
+                    pl.int_ranges(0, scores.list.len(), dtype=pl.Int64).alias("class")) \
+        .explode(["s", "class"])
+    if sc.classes is not None:
+        out = out.with_columns(pl.col("class").replace_strict(
+            list(range(len(sc.classes))), sc.classes, return_dtype=schema["label"]))
+    return out.group_by([*keys, "class", "label", "s"]).agg(
+        *weight_sum(pl.col("weight"), "w", weighted), pl.len().cast(pl.Int64).alias("n"))
+
+
+def class_scores(params: Params, ctx: Context) -> FrameStat:
+    """Weight and rows per (scored class, true class, score): every one-vs-rest and
+    one-vs-one ROC and precision-recall curve of the classes comes from it."""
+    return FrameStat(CLASS_SCORES, partial(_class_scores_build, ctx=ctx,
+                                           weighted=is_weighted(ctx)),
+                     partial(sum_by, by=["class", "label", "s"]))
+
+
+def score_sums(params: Params, ctx: Context) -> AggStat:
+    """Rows whose scores do not sum to 1 as numpy.allclose(1, sum) tells (scikit-learn's test
+    for multiclass roc_auc_score: |1 − sum| ≤ 1e-8 + 1e-5·|sum|)."""
+    s = pl.col("__sum")
+
+    def exprs() -> list[pl.Expr]:
+        return [((1 - s).abs() > 1e-8 + 1e-5 * s.abs()).sum().cast(F64)
+                .alias(f"{SUMS}.unnormed")]
+
+    return AggStat(SUMS, exprs, {f"{SUMS}.unnormed": "sum"})
