@@ -64,3 +64,49 @@ def test_recommenders_map_at_k_and_ndcg_at_k_through_the_preset(tmp_path):
     dcg = 1 + 1 / math.log2(4)
     idcg = 1 + 1 / math.log2(3) + 1 / math.log2(4)
     assert got["ndcg@3"].value == pytest.approx(dcg / idcg)
+
+
+# ----------------------------------------------------------- item 9: recommenders' R-precision
+
+def _recommenders_r_precision_at_k(pred: dict[int, list[str]], truth: dict[int, set[str]],
+                                   k: int) -> float:
+    """recommenders' r_precision_at_k as documented: per user in both inputs, R = min(|true|,
+    k), hits among the first R recommended over R; the mean over the users with a hit there."""
+    values = []
+    for u in pred.keys() & truth.keys():
+        r = min(len(truth[u]), k)
+        hits = sum(1 for it in pred[u][:r] if it in truth[u])
+        if hits:
+            values.append(hits / r)
+    return sum(values) / len(values) if values else 0.0
+
+
+def test_r_precision_at_k_matches_recommenders(tmp_path):
+    import numpy as np
+
+    rng = np.random.default_rng(9)
+    pred: dict[int, list[str]] = {}
+    truth: dict[int, set[str]] = {}
+    for u in range(60):
+        if u % 7 != 6:
+            pred[u] = [f"i{x}" for x in rng.choice(30, 10, replace=False)]
+        if u % 11 != 10:
+            truth[u] = {f"i{x}" for x in rng.choice(30, int(rng.integers(1, 15)), replace=False)}
+    p, t = _frames(pred, {u: dict.fromkeys(items, 1) for u, items in truth.items()})
+    got = evaluate(tmp_path, p, t, ["r_precision@3", "r_precision@10",
+                                    {"metric": "r_precision@3", "average_over": "all"}],
+                   options={"compat": "recommenders"})
+    for k in (3, 10):
+        assert got[f"r_precision@{k}"].value == pytest.approx(
+            _recommenders_r_precision_at_k(pred, truth, k), abs=1e-12)
+    assert got["r_precision@3[average_over=all]"].value < got["r_precision@3"].value
+    assert got["r_precision@3"].details["query_status"]["undefined"] > 0
+
+
+def test_r_precision_without_k_is_unchanged(tmp_path):
+    p, t = _frames({1: ["a", "b", "c"], 2: ["x", "y"]}, {1: {"b": 1, "c": 1}, 2: {"z": 1}})
+    got = evaluate(tmp_path, p, t, ["r_precision", "r_precision@1",
+                                    {"metric": "r_precision@2", "compat": "recommenders"}])
+    assert got["r_precision"].value == pytest.approx((1 / 2 + 0) / 2)
+    assert got["r_precision@1"].value == 0.0  # R' = 1: a, x are not relevant
+    assert got["r_precision@2[compat=recommenders]"].value == pytest.approx(1 / 2)

@@ -106,6 +106,16 @@ MAP_DEN = _conv(
      "recommenders": "min_k_relevant", "ranx": "relevant"},
     "relevant, as trec_eval and ranx",
 )
+R_AVERAGE = _conv(
+    "average_over",
+    "which queries r_precision averages over: all (every query the policies keep, as trec_eval "
+    "and ranx) or hit (only those with at least one relevant item in their first R, as "
+    "recommenders' r_precision_at_k, whose mean over users skips the users without such a hit)",
+    ("all", "hit"), "all",
+    {"trec_eval": "all", "spark": "all", "sklearn": "all", "recommenders": "hit",
+     "ranx": "all"},
+    "all, as trec_eval and ranx",
+)
 COMPAT = Param(
     "compat", str, None,
     "set every convention to what a peer does (trec_eval, spark, sklearn, recommenders, ranx); "

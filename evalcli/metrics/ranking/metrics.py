@@ -33,6 +33,7 @@ from evalcli.metrics.ranking.conventions import (
     MISSING,
     NO_RELEVANT,
     PRECISION_DEN,
+    R_AVERAGE,
     RELEVANT,
     RELEVANT_TEXT,
     THRESHOLD,
@@ -313,35 +314,47 @@ METRICS: list[Metric] = [
 
 # --------------------------------------------------------------------------- R-precision
 
-R_CONVS = POLICIES
+R_CONVS = (*POLICIES, R_AVERAGE)
 
 
 def _rprec_stats(params: Params, ctx: Context) -> Sequence[Stat]:
     conv = effective(params, ctx, R_CONVS)
+    k = params.get("k")
 
     def per_query(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
         thr = conv["relevance_threshold"]
         rk = ranked(ctx.memo, lf, conv["ties"], thr, "linear")
         rel = truth_per_query(ctx.memo, lf, thr, "linear", None).select(Q, "R")
+        # recommenders' r_precision_at_k: R capped by k
+        r_eff = c("R") if k is None else pl.min_horizontal(c("R"), pl.lit(k))
+        rel = rel.with_columns(r_eff.alias("R_eff"))
         s, n = c("s"), c("n").cast(F64)
-        m = (c("R") - s).clip(0, c("n")).cast(F64)
-        at_r = rk.join(rel, on=Q, how="inner").filter(s < c("R")).group_by(Q).agg(
+        m = (c("R_eff") - s).clip(0, c("n")).cast(F64)
+        at_r = rk.join(rel, on=Q, how="inner").filter(s < c("R_eff")).group_by(Q).agg(
             in_order_sum(c("b").cast(F64) * m / n, "pos").alias("hits_r"),
-            ((c("s_tie") < c("R")) & (c("s_tie") + c("n_tie") > c("R"))).any()
+            ((c("s_tie") < c("R_eff")) & (c("s_tie") + c("n_tie") > c("R_eff"))).any()
             .alias("straddle_r"),
         )
-        pq = joined_per_query(ctx.memo, lf, conv, None).join(at_r, on=Q, how="left")
+        pq = (joined_per_query(ctx.memo, lf, conv, None)
+              .join(rel.select(Q, "R_eff"), on=Q, how="left")
+              .join(at_r, on=Q, how="left"))
+        hits_r = c("hits_r").fill_null(0.0)
+        status = c("status")
+        if conv["average_over"] == "hit":  # recommenders: users without a hit are left out
+            status = pl.when(c("keep") & (hits_r <= 0.0)).then(pl.lit("undefined")
+                                                                ).otherwise(status)
         return pq.select(
-            Q, *keys, "w", "status", c("straddle_r").fill_null(False).alias("straddle"),
-            pl.when(c("keep")).then(_safe(c("hits_r").fill_null(0.0), c("R").cast(F64)))
-            .alias("value"),
+            Q, *keys, "w", status.alias("status"),
+            c("straddle_r").fill_null(False).alias("straddle"),
+            pl.when(c("keep") & (status != "undefined"))
+            .then(_safe(hits_r, c("R_eff").fill_null(0).cast(F64))).alias("value"),
         )
 
-    return [query_stat("r_precision", None, conv, per_query)]
+    return [query_stat("r_precision", k, conv, per_query)]
 
 
 def _rprec_value(stats: StatValues, params: Params) -> MetricValue:
-    mv = value_of(stats, None)
+    mv = value_of(stats, params.get("k"))
     df = next(iter(stats.values()))
     if df.height and df["n_straddle"][0]:
         mv.details["ties_straddling_r"] = int(df["n_straddle"][0])
@@ -350,15 +363,18 @@ def _rprec_value(stats: StatValues, params: Params) -> MetricValue:
 
 METRICS.append(Metric(
     name="r_precision", family=FAMILY,
-    summary="precision at R, the number of relevant items of the query",
-    formula="R-prec = hits@R / R", direction="higher", needs=(),
-    stats=_rprec_stats, value=_rprec_value, params=(*(cv.param for cv in R_CONVS), THRESHOLD,
-                                                    RELEVANT.param, COMPAT),
-    interval=t_interval_of,
-    interval_doc=T_INTERVAL_DOC,
-    conventions=TIE_NOTE + " " + conventions_text(R_CONVS) + RELEVANT_TEXT,
-    peer="trec_eval Rprec; ranx r_precision; recommenders r_precision_at_k (without its cap k)",
-    aliases=("rprec", "r_prec"), range=(0.0, 1.0),
+    summary="precision at R, the number of relevant items of the query (R capped by k)",
+    formula="R-prec = hits@R / R; with k: R' = min(R, k), hits@R' / R'", direction="higher",
+    needs=(), stats=_rprec_stats, value=_rprec_value,
+    params=(K, *(cv.param for cv in R_CONVS), THRESHOLD, RELEVANT.param, COMPAT),
+    interval=t_interval_of, interval_doc=T_INTERVAL_DOC,
+    conventions=TIE_NOTE + " k: R is capped by k (recommenders' r_precision_at_k); unset, R "
+    "(trec_eval Rprec, ranx r_precision). average_over=hit leaves out the queries without a "
+    "relevant item in their first R (counted as undefined; under ties=average, those whose "
+    "expected hits there are 0). " + conventions_text(R_CONVS) + RELEVANT_TEXT,
+    peer="trec_eval Rprec; ranx r_precision; recommenders r_precision_at_k (r_precision@k "
+    "with compat: recommenders)",
+    aliases=("rprec", "r_prec"), cutoff="k", range=(0.0, 1.0),
     example="""
     >>> from evalcli import evaluate
     >>> evaluate({"task": "ranking", "metrics": ["r_precision"]},  # R = 2: one hit in the top 2
