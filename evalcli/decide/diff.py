@@ -108,6 +108,44 @@ def _check_shape(data: Mapping[str, Any], shown: str) -> None:
         metrics(seg.get("metrics"), f"segments[{i}].metrics")
 
 
+def same_params(task: str, m: Mapping[str, Any], a: Mapping[str, Any],
+                b: Mapping[str, Any]) -> bool:
+    """Whether two reports computed a metric with the same parameters. A parameter one report
+    lacks is its default there: a report written before a parameter existed (a stored baseline)
+    stays comparable with a run that has it at its default.
+
+    >>> same_params("binary", {"metric": "auroc"}, {}, {"single_class": None})
+    True
+    >>> same_params("binary", {"metric": "auroc"}, {}, {"single_class": "spark"})
+    False
+    """
+    if a == b:
+        return True
+    defaults: dict[str, Any] = {}
+    try:
+        from evalcli.metrics.registry import get_registry
+
+        metric = get_registry().get(task, str(m.get("metric")))
+        defaults = {p.name: p.default for p in metric.params}
+    except Exception:  # an unknown metric (a plugin not installed here): compare as written
+        defaults = {}
+    missing = object()
+    for key in set(a) | set(b):
+        va, vb = a.get(key, missing), b.get(key, missing)
+        if va is missing:
+            va = defaults.get(key, missing)
+        if vb is missing:
+            vb = defaults.get(key, missing)
+        if va != vb and not (_as_listed(va) == _as_listed(vb)):
+            return False
+    return True
+
+
+def _as_listed(v: Any) -> Any:
+    """A parameter value as JSON writes it (a tuple default reads back as a list)."""
+    return list(v) if isinstance(v, tuple) else v
+
+
 def check_compatible(base: Mapping[str, Any], cand: Mapping[str, Any], base_name: str,
                      cand_name: str) -> None:
     """Raise when the two reports measure different things (a diff would mislead)."""
@@ -129,7 +167,8 @@ def check_compatible(base: Mapping[str, Any], cand: Mapping[str, Any], base_name
     base_ids = {m["id"]: m for m in base["metrics"]}
     for m in cand["metrics"]:
         b = base_ids.get(m["id"])
-        if b is not None and b.get("params") != m.get("params"):
+        if b is not None and not same_params(str(base.get("task")), m,
+                                             b.get("params") or {}, m.get("params") or {}):
             raise mismatch(f"the parameters of '{m['id']}'", b.get("params"), m.get("params"),
                            "compare metrics computed with the same parameters")
     if not set(base_ids) & {m["id"] for m in cand["metrics"]}:
