@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -315,50 +316,78 @@ def _log_loss_value(stats: StatValues, params: Params) -> MetricValue:
 
 # --------------------------------------------------------------------------- per-class curves
 
-def _curves(df: pl.DataFrame) -> dict[str, Any]:
-    """One-vs-rest and one-vs-one areas from the (class, label, score) table, in Polars
-    expressions over it (a loop over the classes only).
+def _ordered(df: pl.DataFrame) -> pl.DataFrame:
+    """The table without zero-weight rows, in one chunk; sorted when the weights are not whole
+    numbers, so that sums of several rows add in one order whatever the engine's row order
+    (sums of whole numbers are exact in any order: the sort, the costliest step, is skipped)."""
+    df = df.filter(pl.col("w") != 0)
+    w = pl.col("w")
+    if not df.select((w == w.round()).all()).item():
+        df = df.sort("class", "label", "s")
+    return df.rechunk()
+
+
+def _per_score(df: pl.DataFrame) -> pl.LazyFrame:
+    """Per (class, score of that class), highest first: p = weight of rows of the class,
+    q = of the other rows, their running totals tp and fp, and r = tp − p/2 (the weight of
+    the class's rows scored above, plus half of those tied)."""
+    w, pos = pl.col("w"), pl.col("label") == pl.col("class")
+    return (df.lazy().group_by("class", "s").agg((w * pos).sum().alias("p"),
+                                                 (w * ~pos).sum().alias("q"))
+            .sort("class", "s", descending=[False, True])
+            .with_columns(pl.col("p").cum_sum().over("class").alias("tp"),
+                          pl.col("q").cum_sum().over("class").alias("fp"))
+            .with_columns((pl.col("tp") - pl.col("p") / 2).alias("r")))
+
+
+P, Q, TP, FP = pl.col("p"), pl.col("q"), pl.col("tp"), pl.col("fp")
+PREC_TERM = pl.when(P > 0).then(P * TP / (TP + FP)).otherwise(0.0)
+
+
+def _curves(df: pl.DataFrame, part: str) -> Any:
+    """One-vs-rest and one-vs-one areas from the ordered (class, label, score) table, in
+    Polars expressions over it (a loop over the classes only, in the callers).
 
     For class a, rows sorted by a's score, highest first: r(s) = weight of true-a rows scored
     above s + half of those scored s. AUROC(a vs rows of class l) = Σ_{l rows} w·r(s) /
     (P_a·N_l): the trapezoid of the ROC curve, ties counting 1/2. AP(a) = Σ_s pos_s·tp_s /
-    (tp_s + fp_s) / P_a: scikit-learn's step-wise average precision.
+    (tp_s + fp_s) / P_a: scikit-learn's step-wise average precision. ``part``: classes (per
+    class P, N, Σ q·r and Σ AP terms), pairs (per (class, other true class) Σ w·r) or micro
+    (the same sums over one curve of every (row, class) pair).
     """
-    # one order and one chunk: the sums add the same way whatever the engine's chunks
-    df = df.filter(pl.col("w") != 0).sort("class", "label", "s").rechunk()
-    w = pl.col("w")
-    pos = (pl.col("label") == pl.col("class"))
-    per = (df.lazy().group_by("class", "s").agg((w * pos).sum().alias("p"),
-                                                (w * ~pos).sum().alias("q"))
-           .sort("class", "s", descending=[False, True])
-           .with_columns(pl.col("p").cum_sum().over("class").alias("tp"),
-                         pl.col("q").cum_sum().over("class").alias("fp"))
-           .with_columns((pl.col("tp") - pl.col("p") / 2).alias("r")))
-    p, q, tp, fp = pl.col("p"), pl.col("q"), pl.col("tp"), pl.col("fp")
-    prec_term = pl.when(p > 0).then(p * tp / (tp + fp)).otherwise(0.0)
-    by_class = per.group_by("class", maintain_order=True).agg(
-        p.sum().alias("P"), q.sum().alias("N"), (q * pl.col("r")).sum().alias("roc"),
-        prec_term.sum().alias("ap"))
-    pairs = (df.lazy().filter(~pos).join(per.select("class", "s", "r"), on=["class", "s"])
+    w, pos = pl.col("w"), pl.col("label") == pl.col("class")
+    if part == "classes":
+        q = _per_score(df).group_by("class", maintain_order=True).agg(
+            P.sum().alias("P"), Q.sum().alias("N"), (Q * pl.col("r")).sum().alias("roc"),
+            PREC_TERM.sum().alias("ap"))
+        return {r["class"]: r for r in q.collect(engine="in-memory").iter_rows(named=True)}
+    if part == "pairs":
+        q = (df.lazy().filter(~pos)
+             .join(_per_score(df).select("class", "s", "r"), on=["class", "s"])
              .sort("class", "label", "s")
              .group_by("class", "label", maintain_order=True)
              .agg((w * pl.col("r")).sum().alias("num"), w.sum().alias("N")))
-    pooled = (df.lazy().group_by("s").agg((w * pos).sum().alias("p"),
-                                          (w * ~pos).sum().alias("q"))
-              .sort("s", descending=True)
-              .with_columns(p.cum_sum().alias("tp"), q.cum_sum().alias("fp"))
-              .select(p.sum().alias("P"), q.sum().alias("N"),
-                      (q * (tp - p / 2)).sum().alias("roc"), prec_term.sum().alias("ap")))
-    got = pl.collect_all([by_class, pairs, pooled], engine="in-memory")
-    classes = {r["class"]: r for r in got[0].iter_rows(named=True)}
-    pair = {(r["class"], r["label"]): r for r in got[1].iter_rows(named=True)}
-    return {"classes": classes, "pairs": pair, "micro": got[2].row(0, named=True),
-            "rows": int(df.get_column("n").sum()), "dtype": df.schema["class"]}
+        return {(r["class"], r["label"]): r
+                for r in q.collect(engine="in-memory").iter_rows(named=True)}
+    q = (df.lazy().group_by("s").agg((w * pos).sum().alias("p"), (w * ~pos).sum().alias("q"))
+         .sort("s", descending=True)
+         .with_columns(P.cum_sum().alias("tp"), Q.cum_sum().alias("fp"))
+         .select(P.sum().alias("P"), Q.sum().alias("N"), (Q * (TP - P / 2)).sum().alias("roc"),
+                 PREC_TERM.sum().alias("ap")))
+    return q.collect(engine="in-memory").row(0, named=True)
 
 
-def _curves_of(stats: StatValues) -> dict[str, Any]:
+def _curves_of(stats: StatValues, *parts: str) -> dict[str, Any]:
+    """The table's row count and the ``parts`` of :func:`_curves` (each computed once a run)."""
     table: pl.DataFrame = stats[CLASS_SCORES]
-    return memo_of(stats).get(table, ("multiclass curves",), lambda: _curves(table))
+    memo = memo_of(stats)
+    df = memo.get(table, ("multiclass curves", "table"), lambda: _ordered(table))
+    out: dict[str, Any] = {"rows": int(df.get_column("n").sum()) if df.height else 0}
+    if out["rows"]:
+        for part in parts:
+            out[part] = memo.get(table, ("multiclass curves", part),
+                                 partial(_curves, df, part))
+    return out
 
 
 def _shown(ks: Sequence[Any]) -> str:
@@ -425,7 +454,8 @@ def _auroc_value(stats: StatValues, params: Params) -> MetricValue:
     if multi == "ovo" and average == "micro":
         raise MetricError("auroc: average=micro is for multi_class=ovr only (as scikit-learn's "
                           "roc_auc_score)", hint="use average: macro or weighted with ovo")
-    c = _curves_of(stats)
+    c = _curves_of(stats, "classes", "micro" if average == "micro" else
+                   "pairs" if multi == "ovo" else "classes")
     if not c["rows"]:
         return MetricValue(None, notes=["no rows (or zero total weight)"])
     _check_sums(stats, "auroc")
@@ -457,10 +487,11 @@ def _auroc_value(stats: StatValues, params: Params) -> MetricValue:
 
 
 def _ap_value(stats: StatValues, params: Params) -> MetricValue:
-    c = _curves_of(stats)
+    average = params.get("average", "macro")
+    c = _curves_of(stats, "classes", *(("micro",) if average == "micro" else ()))
     if not c["rows"]:
         return MetricValue(None, notes=["no rows (or zero total weight)"])
-    return _ovr(c, "ap", params.get("average", "macro"))
+    return _ovr(c, "ap", average)
 
 
 # --------------------------------------------------------------------------- declarations
