@@ -136,7 +136,7 @@ def same_params(task: str, m: Mapping[str, Any], a: Mapping[str, Any],
             va = defaults.get(key, missing)
         if vb is missing:
             vb = defaults.get(key, missing)
-        if va != vb and not (_as_listed(va) == _as_listed(vb)):
+        if va != vb and _as_listed(va) != _as_listed(vb):
             return False
     return True
 
