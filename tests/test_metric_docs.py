@@ -706,7 +706,8 @@ def _iprec(c: Call, params: Mapping[str, Any]) -> float:
 
 
 def _11pt(c: Call, params: Mapping[str, Any]) -> float:
-    levels = [_iprec_at(c, params, x) for x in params["levels"]]
+    eleven = [i / 10 for i in range(11)]  # trec_eval's levels when none are given
+    levels = [_iprec_at(c, params, x) for x in params["levels"] or eleven]
     return _mean_over_queries(
         c, {q: sum(v[q] for v in levels) / len(levels) for q in levels[0]}, params)
 
@@ -810,6 +811,7 @@ REFERENCES: dict[str, Reference] = {
     "ranking/recall": _ranking(lambda ps: f"recall_{ps['k']}"),
     "ranking/f1": _per_metric(_f1),
     "ranking/hit_rate": _ranking(lambda ps: f"success_{ps['k']}"),
+    "ranking/hits": _ranking(lambda ps: f"P_{ps['k']}", lambda c, q, v, ps: v * ps["k"]),
     "ranking/micro_recall": lambda c: {
         m.id: (_micro_recall(c, m.params) if m.metric == "micro_recall" else
                _ranking(lambda ps: f"recall_{ps['k']}")(c)[m.id]) for m in c.result.metrics},

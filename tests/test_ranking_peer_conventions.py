@@ -110,3 +110,87 @@ def test_r_precision_without_k_is_unchanged(tmp_path):
     assert got["r_precision"].value == pytest.approx((1 / 2 + 0) / 2)
     assert got["r_precision@1"].value == 0.0  # R' = 1: a, x are not relevant
     assert got["r_precision@2[compat=recommenders]"].value == pytest.approx(1 / 2)
+
+
+# ------------------------------------------------------------------- item 13: ranx's own
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_hits_and_rbp_match_ranx(tmp_path, seed):
+    import ranx
+
+    from tests.test_ranking_peers import _random_run
+
+    qrels, run, p, t = _random_run(seed)  # graded 0..3, no ties, queries without results
+    names = ["hits@5", "hits", "rbp.95", "rbp.8"]
+    scores = ranx.evaluate(ranx.Qrels(qrels), ranx.Run({q: run[q] for q in run if q in qrels}),
+                           names, make_comparable=True)
+    got = evaluate(tmp_path, p, t, ["hits@5", "hits", {"metric": "rbp", "p": 0.95},
+                                    {"metric": "rbp", "p": 0.8},
+                                    {"metric": "rbp", "p": 0.8, "scale": "max_judged"}],
+                   options={"compat": "ranx"})
+    assert got["hits@5"].value == pytest.approx(scores["hits@5"], abs=1e-9)
+    assert got["hits"].value == pytest.approx(scores["hits"], abs=1e-9)
+    assert got["rbp[p=0.95]"].value == pytest.approx(scores["rbp.95"], abs=1e-9)
+    assert got["rbp[p=0.8]"].value == pytest.approx(scores["rbp.8"], abs=1e-9)
+    # trec_eval's scaling by the highest judged gain gives less on graded qrels
+    assert got["rbp[p=0.8,scale=max_judged]"].value < scores["rbp.8"]
+
+
+def _dup_frames() -> tuple[pl.DataFrame, pl.DataFrame]:
+    # query 1 lists a twice (low then high score), query 2 lists y twice (high then low)
+    p = pl.DataFrame({"query": ["1", "1", "1", "1", "2", "2", "2"],
+                      "item": ["a", "b", "c", "a", "y", "x", "y"],
+                      "score": [0.1, 0.5, 0.4, 0.9, 0.8, 0.6, 0.2]})
+    t = pl.DataFrame({"query": ["1", "1", "2"], "item": ["a", "c", "y"], "relevance": [1, 2, 1]})
+    return p, t
+
+
+def _pandas(df: pl.DataFrame) -> object:
+    out = df.rename({"query": "q_id", "item": "doc_id"}).to_pandas()
+    for col in ("q_id", "doc_id"):
+        out[col] = out[col].astype(object)  # ranx asserts object ids (pandas 3: str dtype)
+    return out
+
+
+def test_duplicates_policy_last_matches_ranx(tmp_path):
+    import ranx
+
+    p, t = _dup_frames()
+    # ranx's Run.from_df builds a dict per query: the later row of a repeated item wins
+    run = ranx.Run.from_df(_pandas(p))
+    assert run.to_dict()["1"]["a"] == 0.9 and run.to_dict()["2"]["y"] == 0.2
+    qrels = ranx.Qrels.from_df(_pandas(t), score_col="relevance")
+    names = ["mrr", "ndcg@3", "map", "precision@2"]
+    scores = ranx.evaluate(qrels, run, names)
+    got = evaluate(tmp_path, p, t, names, options={"compat": "ranx"})
+    for name in names:
+        assert got[name].value == pytest.approx(scores[name], abs=1e-12), name
+    assert got["mrr"].value == pytest.approx((1 + 1 / 2) / 2)  # a first; y below x
+
+
+def test_duplicates_policies_by_hand_and_the_error(tmp_path):
+    p, t = _dup_frames()
+    # first: b, c, a | y, x; last: a, b, c | x, y; max_score: a, b, c | y, x
+    first = ((1 / 2 + 2 / 3) / 2 + 1) / 2
+    for policy, want in (("first", first), ("last", ((1 + 2 / 3) / 2 + 1 / 2) / 2),
+                         ("max_score", ((1 + 2 / 3) / 2 + 1) / 2)):
+        got = evaluate(tmp_path, p, t, ["map"], options={"duplicates": policy})
+        assert got["map"].value == pytest.approx(want), policy
+    # trec_eval stops on a duplicate (form_res_rels.c: "duplicate docs"): so does every other
+    # preset, and evalcli's default; the hint names the option
+    for options in ({}, {"compat": "trec_eval"}, {"compat": "spark"}):
+        with pytest.raises(Exception, match="duplicated key") as e:
+            evaluate(tmp_path, p, t, ["mrr"], options=options)
+        assert "duplicates: first | last | max_score" in str(e.value.hint)
+    # an explicit policy overrides the preset
+    got = evaluate(tmp_path, p, t, ["map"], options={"compat": "ranx", "duplicates": "first"})
+    assert got["map"].value == pytest.approx(first)
+
+
+def test_duplicates_with_rank_and_list_columns(tmp_path):
+    p = pl.DataFrame({"query": [1], "item": [["a", "b", "a", "c"]]})  # rank from list order
+    t = pl.DataFrame({"query": [1], "item": ["c"]})
+    got = evaluate(tmp_path, p, t, ["mrr"], options={"duplicates": "max_score"})
+    assert got["mrr"].value == pytest.approx(1 / 3)  # a kept at rank 1: a, b, c
+    got = evaluate(tmp_path, p, t, ["mrr"], options={"duplicates": "last"})
+    assert got["mrr"].value == pytest.approx(1 / 3)  # b, a, c: c third still

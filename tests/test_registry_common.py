@@ -136,6 +136,7 @@ TRAITS: dict[str, Traits] = {
     "ranking/recall": Traits("other", None),
     "ranking/f1": Traits("other", None),
     "ranking/hit_rate": Traits("other", None),
+    "ranking/hits": Traits("other", None),
     "ranking/micro_recall": Traits("other", None),
     "ranking/mrr": Traits("other", None),
     "ranking/map": Traits("other", None),

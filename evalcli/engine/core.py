@@ -506,10 +506,13 @@ def verdict(plan: Plan, a: Aligned, parts: Sequence[Part]) -> AlignmentInfo:
             first = _concat(dups).sort(a.ids).head(3)
             keys = "; ".join(f"{fmt_key(r, a.ids)} ({r['n']} rows)"
                              for r in first.iter_rows(named=True))
+            policy = any(o.name == "duplicates" for o in plan.task.options)
             raise InputDataError(
                 f"{file}: {total} duplicated key(s) in the {side}, e.g. {keys}",
                 hint="each id must appear once per file: deduplicate the file, or add the "
-                "missing key column to 'columns: {id: [...]}'",
+                "missing key column to 'columns: {id: [...]}'"
+                + (", or keep one row of each with 'options: {duplicates: first | last | "
+                   "max_score}'" if policy and side == "predictions" else ""),
             )
     counted = _all(parts, "counts")
     if not counted:

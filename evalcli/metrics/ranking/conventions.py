@@ -116,6 +116,16 @@ R_AVERAGE = _conv(
      "ranx": "all"},
     "all, as trec_eval and ranx",
 )
+RBP_SCALE = _conv(
+    "scale",
+    "rbp's gains: max_judged (the relevance, divided by the query's highest judged gain when "
+    "that is above 1, as trec_eval) or none (the relevance of the relevant items as it is, "
+    "0 for the others, as ranx's rbp)",
+    ("max_judged", "none"), "max_judged",
+    {"trec_eval": "max_judged", "spark": "max_judged", "sklearn": "max_judged",
+     "recommenders": "max_judged", "ranx": "none"},
+    "max_judged, as trec_eval (rbp stays in [0, 1])",
+)
 COMPAT = Param(
     "compat", str, None,
     "set every convention to what a peer does (trec_eval, spark, sklearn, recommenders, ranx); "

@@ -93,6 +93,10 @@ def _hit_rate(conv: Mapping[str, Any], k: int | None) -> pl.Expr:
     return 1.0 - c("p_none")
 
 
+def _hits(conv: Mapping[str, Any], k: int | None) -> pl.Expr:
+    return c("hits")
+
+
 def _mrr(conv: Mapping[str, Any], k: int | None) -> pl.Expr:
     return c("rr")
 
@@ -175,7 +179,8 @@ def _metric(name: str, summary: str, formula: str, value: ValueExpr,
         conventions=(extra_conv + " " if extra_conv else "") + conventions_text(convs)
         + " Relevant: relevance >= relevance_threshold (unjudged items are not relevant)."
         + RELEVANT_TEXT + " Mean over queries, weighted by the query weight when a weight "
-        "column is given.",
+        "column is given. A run that repeats an item for a query: the task option duplicates "
+        "(error, as trec_eval; first; last, as ranx and its compat preset; max_score).",
         peer=PEER, aliases=aliases, retired=retired, cutoff="k", range=rng, example=example,
     )
 
@@ -231,6 +236,18 @@ METRICS: list[Metric] = [
             >>> r.values(), r.metric("hit_rate@1").notes
             ({'hit_rate@1': 0.5, 'hit_rate@1[compat=trec_eval]': 1.0},
              ['1 query with relevant items but no predictions counted as 0 (missing=zero)'])
+            """),
+    _metric("hits", "number of relevant items in the top k (a count per query)",
+            "hits@k = Σ_{i<=k} b_i; mean over queries", _hits, POLICIES,
+            aliases=("hits_at_k",), rng=(0.0, None),
+            extra_conv="ranx's hits: a count, not a share (precision@k is hits@k / k). A query "
+            "a policy counts as 0 (missing, no_relevant) has 0 hits. " + TIE_NOTE,
+            example="""
+            >>> from evalcli import evaluate
+            >>> evaluate({"task": "ranking", "metrics": ["hits@3"]},  # 2 hits, then 1
+            ...          predictions={"query": [1, 2], "item": [["a", "b", "c"], ["d", "e"]]},
+            ...          truth={"query": [1, 1, 2], "item": ["a", "c", "e"]}).values()
+            {'hits@3': 1.5}
             """),
     _metric("micro_recall", "total relevant items found in the top k over total relevant items",
             "HR@k (micro) = Σ_q w_q·hits@k / Σ_q w_q·R", _recall, POLICIES,

@@ -96,8 +96,41 @@ def _normalize(lf: pl.LazyFrame, t: TaskInput) -> pl.LazyFrame:
     return out
 
 
+DUPLICATES_PRESETS = {"trec_eval": "error", "spark": "error", "sklearn": "error",
+                      "recommenders": "error", "ranx": "last"}
+"""What each peer does with a run that repeats an item for a query: trec_eval stops
+("duplicate docs", form_res_rels.c); ranx builds a dict per query, so a later row overwrites
+an earlier one (Run.from_file, Run.from_df); Spark MLlib and recommenders count each repeat
+(no equivalent here: error)."""
+
+
+def _duplicates(options: Mapping[str, Any]) -> str:
+    """The duplicates policy in force: the option, else the compat preset's, else error."""
+    policy = options.get("duplicates")
+    if policy is None:
+        policy = DUPLICATES_PRESETS.get(options.get("compat") or "", "error")
+    return str(policy)
+
+
+def _dedupe(lf: pl.LazyFrame, policy: str, names: list[str]) -> pl.LazyFrame:
+    """One row per (query, item) of the predictions under ``policy`` (first, last: in file
+    order; max_score: the highest score, else the best rank, ties to the first row)."""
+    if policy == "error":
+        return lf
+    if policy == "max_score":
+        if "score" in names:
+            key, desc = pl.col("score"), True
+        else:
+            key, desc = pl.col("rank"), False
+        lf = lf.sort([key, POS], descending=[desc, False], nulls_last=True)
+        return lf.unique([Q, IT], keep="first", maintain_order=True).sort(POS)
+    return lf.sort(POS).unique([Q, IT], keep="first" if policy == "first" else "last",
+                               maintain_order=True)
+
+
 def _reshape(lf: pl.LazyFrame, side: str, options: Mapping[str, Any]) -> pl.LazyFrame:
-    """List columns exploded to one row per (query, item); input order recorded."""
+    """List columns exploded to one row per (query, item); input order recorded; a repeated
+    item of the predictions kept once under the ``duplicates`` policy."""
     schema = lf.collect_schema()
     names = schema.names()
     if IT in schema and isinstance(schema[IT], pl.List):
@@ -116,7 +149,7 @@ def _reshape(lf: pl.LazyFrame, side: str, options: Mapping[str, Any]) -> pl.Lazy
                 hint="name the score with 'columns: {score: ...}' or the rank with "
                 "'columns: {extra: {rank: ...}}'",
             )
-        lf = lf.with_row_index(POS)
+        lf = _dedupe(lf.with_row_index(POS), _duplicates(options), names)
     return lf
 
 
@@ -141,6 +174,12 @@ TASK = Task(
         Param("compat", str, None, "convention preset for every ranking metric of the run "
               "(a metric's own compat or parameters override it)", choices=COMPATS,
               nullable=True),
+        Param("duplicates", str, None, "a run that repeats an item for a query: error (as "
+              "trec_eval, which stops on 'duplicate docs'), first or last (the first or the "
+              "last such row in file order; last is ranx, whose run is a dict per query), or "
+              "max_score (the highest score, else the best rank); unset: error, or the compat "
+              "preset's (ranx: last; trec_eval, spark, sklearn, recommenders: error)",
+              choices=("error", "first", "last", "max_score"), nullable=True),
         Param("order_by", str, "auto", "what orders the predictions: score, rank, or auto "
               "(score when there is one)", choices=("auto", "score", "rank")),
         Param("items_file", str, None, "catalog of items (column 'item') for catalog_coverage; "

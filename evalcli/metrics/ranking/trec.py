@@ -39,6 +39,7 @@ from evalcli.metrics.ranking.conventions import (
     GAIN,
     MISSING,
     NO_RELEVANT,
+    RBP_SCALE,
     RELEVANT_TEXT,
     STRICT_TIES,
     THRESHOLD,
@@ -262,7 +263,7 @@ def _iprec(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFra
 
 def _11pt(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFrame
           ) -> tuple[pl.LazyFrame | None, pl.Expr]:
-    rounding, levels = params["rounding"], params["levels"]
+    rounding, levels = params["rounding"], params["levels"] or LEVELS
     total = pl.lit(0.0)
     for i in reversed(range(len(levels))):  # trec_eval adds from the highest level down
         total = total + _iprec_value(i, levels[i], rounding)
@@ -429,9 +430,15 @@ def _rbp(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFrame
     thr = conv["relevance_threshold"]
     top = judged_rows(ctx.memo, lf, thr, conv["gain"]).group_by(Q).agg(
         c("g").max().alias("_gmax"))
-    scale = pl.when(c("_gmax") > 1.0).then(c("_gmax")).otherwise(1.0)
     rows = ranked(ctx.memo, lf, conv["ties"], thr, conv["gain"]).join(top, on=Q, how="inner")
-    term = (c("G") / c("n").cast(F64)) / scale * pl.lit(p, dtype=F64).pow(c("pos") - 1)
+    if conv["scale"] == "none":  # ranx: the relevant items' relevance, unscaled
+        gain = c("b").cast(F64) * c("g")
+        if conv["ties"] == "average":  # the tie group's mean of it
+            gain = gain.sum().over(Q, "s_tie") / c("n").cast(F64)
+        term = gain * pl.lit(p, dtype=F64).pow(c("pos") - 1)
+    else:
+        scale = pl.when(c("_gmax") > 1.0).then(c("_gmax")).otherwise(1.0)
+        term = (c("G") / c("n").cast(F64)) / scale * pl.lit(p, dtype=F64).pow(c("pos") - 1)
     frame = rows.group_by(Q).agg(in_order_sum(term, "pos").alias("rbp_sum"))
     return frame, (1.0 - p) * c("rbp_sum").fill_null(0.0)
 
@@ -537,10 +544,10 @@ def _levels(levels: tuple[float, ...]) -> tuple[float, ...]:
 
 
 LEVELS_PARAM = Param(
-    "levels", tuple, LEVELS,
-    "the recall levels averaged, e.g. [0.25, 0.5, 0.75] (trec_eval's 11pt_avg..25,.5,.75; "
-    "its default, and this one's: 0, 0.1, ..., 1)", item=float, ge=0.0, le=1.0,
-    normalize=_levels,
+    "levels", tuple, None,
+    "the recall levels averaged, e.g. [0.25, 0.5, 0.75] (trec_eval's 11pt_avg..25,.5,.75); "
+    "unset: trec_eval's eleven, 0, 0.1, ..., 1", item=float, ge=0.0, le=1.0,
+    normalize=_levels, nullable=True,
 )
 ROUNDING = Param("rounding", str, "nearest",
                  "relevant items a recall level x takes: nearest (lround(x·R), trec_eval 10) "
@@ -752,14 +759,18 @@ METRICS: list[Metric] = [
         "rbp", "rank-biased precision: the gain a user collects per item viewed, going on from "
         "each item to the next with probability p",
         "RBP = (1 − p) Σ_i gain_i·p^(i−1), gains divided by the query's highest judged gain "
-        "when it is above 1", _rbp, convs=(*POLICIES, GAIN), own=(PERSISTENCE,),
+        "when it is above 1 (scale=none: gain_i = rel_i if relevant, else 0)", _rbp,
+        convs=(*POLICIES, GAIN, RBP_SCALE), own=(PERSISTENCE,),
         aliases=("rank_biased_precision",),
-        peer="trec_eval rbp (Moffat and Zobel, TOIS 2008; rbp.p=x is rbp[p=x])",
+        peer="trec_eval rbp (Moffat and Zobel, TOIS 2008; rbp.p=x is rbp[p=x]); ranx rbp.p "
+        "(rbp[p=0.p] with compat: ranx, or scale: none)",
         conventions="Gains are the relevance (gain: linear, as trec_eval), brought to [0, 1] "
         "per query: divided by the highest gain among the query's judged items when it is "
         "above 1 (trec_eval 10 leaves the minimum and maximum of that scaling uninitialised; "
-        "its printed values are those of a scaling from 0). Unjudged items gain 0; the "
-        "residual is rbp_resid.", example="""
+        "its printed values are those of a scaling from 0). scale=none (ranx): the relevance "
+        "of each relevant item (relevance >= relevance_threshold) as it is, not scaled, so a "
+        "graded query can exceed 1; items below the threshold gain 0. Unjudged items gain 0; "
+        "the residual is rbp_resid.", rng=(0.0, None), example="""
     >>> from evalcli import evaluate
     >>> evaluate({"task": "ranking", "metrics": ["rbp", "rbp[p=0.5]"]},  # gains / 2: 1, 0, 1/2
     ...     predictions={"query": [1], "item": [["a", "x", "b"]]},
