@@ -687,7 +687,7 @@ run("multiclass-labels-not-a-class", MC_CFG.replace("preds.csv", "pi.csv").repla
     {"pi.csv": "id,prediction\n1,0\n2,1\n", "ti.csv": "id,label\n1,0\n2,1\n"}, r"'x'",
     r"labels")
 compare("multiclass-unknown-metric", ("preds.csv", "truth.csv", "--task", "multiclass", "-m",
-                                      "auroc"), MC, r"'auroc'", r"multiclass")
+                                      "peak_f1"), MC, r"'peak_f1'", r"multiclass", r"binary")
 
 # multilabel
 run("multilabel-label-param-unknown", ML_CFG + "metrics: [{metric: recall, label: sprots}]\n",
