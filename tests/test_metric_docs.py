@@ -975,6 +975,43 @@ def test_docs_metrics_md_is_what_the_command_prints(builtins_only: Any) -> None:
         "(with no plugins installed) and commit the file")
 
 
+def test_docs_presets_md_is_what_the_command_prints(builtins_only: Any) -> None:
+    generated = cli("metrics", "--presets")
+    written = (ROOT / "docs" / "presets.md").read_text(encoding="utf-8")
+    assert written == generated, (
+        "docs/presets.md differs from the families' convention declarations: run "
+        "`evalcli metrics --presets > docs/presets.md` (with no plugins installed) and commit "
+        "the file")
+
+
+def test_the_presets_page_is_read_from_the_declarations_and_linked() -> None:
+    """Every preset of every convention declared (ranking, binary) is in the page's family
+    table, task options (duplicates, curve_framing) included; README and ranking.md link it."""
+    from evalcli.metrics.binary import conventions as bc
+    from evalcli.metrics.presets import family_presets
+    from evalcli.metrics.ranking import conventions as rc
+
+    reg = builtin_registry()
+    for mod, fam in ((rc, "ranking"), (bc, "binary")):
+        fp = family_presets(reg, fam)
+        assert fp is not None and fp.peers == mod.COMPATS
+        declared = [v for v in vars(mod).values() if isinstance(v, mod.Convention)]
+        assert {(s.name, s.default, tuple(s.presets.items())) for s in fp.settings} == {
+            (c.param.name, c.default, tuple(c.presets.items())) for c in declared}
+    ranking = family_presets(reg, "ranking")
+    binary = family_presets(reg, "binary")
+    assert ranking is not None and binary is not None
+    dup = next(s for s in ranking.settings if s.name == "duplicates")
+    assert dup.task_option and dup.value("ranx") == "last" and dup.default == "error"
+    framing = next(s for s in binary.settings if s.name == "curve_framing")
+    assert framing.task_option and framing.value("spark") == "spark"
+    text = (ROOT / "docs" / "presets.md").read_text(encoding="utf-8")
+    assert "| `duplicates` | task option | `last` | `error` |" in text
+    assert "| `curve_framing` | task option | `spark` | `evalcli` |" in text
+    assert "](docs/presets.md)" in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "](presets.md)" in (ROOT / "docs" / "ranking.md").read_text(encoding="utf-8")
+
+
 def test_the_reference_lists_exactly_the_registered_metrics_with_their_aliases() -> None:
     text = (ROOT / "docs" / "metrics.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| \[([\w-]+)\]\(#([\w-]+)\) \| ([^|]*) \|", text, re.M)

@@ -1,6 +1,7 @@
 """``evalcli metrics``: list the registered metrics; ``evalcli metrics show NAME``: one in full;
 ``evalcli metrics --markdown``: the metric reference as Markdown (docs/metrics.md is that text
-for the built-ins, and a test keeps it so).
+for the built-ins, and a test keeps it so); ``evalcli metrics --presets``: the compat presets
+as Markdown (docs/presets.md).
 
 All three show where each metric comes from (``built-in``, an installed plugin, or a plugin file
 given with ``--plugin``), and warn on stderr about installed plugins that failed to load.
@@ -67,7 +68,8 @@ def _origin(m: Metric) -> str:
 
 @app.callback(invoke_without_command=True, epilog=examples(
     "evalcli metrics", "evalcli metrics --family ranking", "evalcli metrics show auroc",
-    "evalcli metrics --plugin my_metrics.py", "evalcli metrics --markdown > docs/metrics.md"))
+    "evalcli metrics --plugin my_metrics.py", "evalcli metrics --markdown > docs/metrics.md",
+    "evalcli metrics --presets > docs/presets.md"))
 @user_errors
 def list_metrics(
     ctx: typer.Context,
@@ -78,6 +80,10 @@ def list_metrics(
     markdown: Annotated[bool, typer.Option(
         "--markdown", help="Print the metric reference as Markdown: every metric in full, "
         "with its example (docs/metrics.md is this, for the built-ins).")] = False,
+    presets: Annotated[bool, typer.Option(
+        "--presets", help="Print the compat presets as Markdown: per family and peer, each "
+        "parameter a preset sets, its value and the default it replaces (docs/presets.md).")
+    ] = False,
 ) -> None:
     """List every registered metric."""
     if ctx.invoked_subcommand is not None:
@@ -92,6 +98,11 @@ def list_metrics(
         reg.task(family)
     if markdown:
         typer.echo(reference_markdown(reg, family), nl=False)
+        return
+    if presets:
+        from evalcli.metrics.presets import presets_markdown
+
+        typer.echo(presets_markdown(reg), nl=False)
         return
     out = stdout()
     families = [family] if family else list(dict.fromkeys(m.family for m in reg))

@@ -126,6 +126,22 @@ RBP_SCALE = _conv(
      "recommenders": "max_judged", "ranx": "none"},
     "max_judged, as trec_eval (rbp stays in [0, 1])",
 )
+DUPLICATES = Convention(
+    Param("duplicates", str, None, "a run that repeats an item for a query: error (as "
+          "trec_eval, which stops on 'duplicate docs'), first or last (the first or the "
+          "last such row in file order; last is ranx, whose run is a dict per query), or "
+          "max_score (the highest score, else the best rank); unset: error, or the compat "
+          "preset's (ranx: last; trec_eval, spark, sklearn, recommenders: error)",
+          choices=("error", "first", "last", "max_score"), nullable=True),
+    "error",
+    {"trec_eval": "error", "spark": "error", "sklearn": "error", "recommenders": "error",
+     "ranx": "last"},
+    "error, as trec_eval (it stops on 'duplicate docs', form_res_rels.c); ranx builds a dict "
+    "per query, so a later row overwrites an earlier one; Spark MLlib and recommenders count "
+    "each repeat (no equivalent here: error)",
+)
+"""A task option (it changes the predictions' rows before any metric), not a metric's
+parameter."""
 COMPAT = Param(
     "compat", str, None,
     "set every convention to what a peer does (trec_eval, spark, sklearn, recommenders, ranx); "

@@ -12,7 +12,7 @@ import polars as pl
 
 from evalcli.errors import InputDataError
 from evalcli.metrics.base import Check, Param
-from evalcli.metrics.ranking.conventions import COMPATS
+from evalcli.metrics.ranking.conventions import COMPATS, DUPLICATES
 from evalcli.metrics.ranking.extras import query_stats, query_tables
 from evalcli.metrics.ranking.frame import F64, IT, JUDGED, ORDER, POS, REC, REL, SEG, Q
 from evalcli.metrics.task import Role, Task, TaskInput
@@ -96,19 +96,11 @@ def _normalize(lf: pl.LazyFrame, t: TaskInput) -> pl.LazyFrame:
     return out
 
 
-DUPLICATES_PRESETS = {"trec_eval": "error", "spark": "error", "sklearn": "error",
-                      "recommenders": "error", "ranx": "last"}
-"""What each peer does with a run that repeats an item for a query: trec_eval stops
-("duplicate docs", form_res_rels.c); ranx builds a dict per query, so a later row overwrites
-an earlier one (Run.from_file, Run.from_df); Spark MLlib and recommenders count each repeat
-(no equivalent here: error)."""
-
-
 def _duplicates(options: Mapping[str, Any]) -> str:
     """The duplicates policy in force: the option, else the compat preset's, else error."""
     policy = options.get("duplicates")
     if policy is None:
-        policy = DUPLICATES_PRESETS.get(options.get("compat") or "", "error")
+        policy = DUPLICATES.presets.get(options.get("compat") or "", DUPLICATES.default)
     return str(policy)
 
 
@@ -174,12 +166,7 @@ TASK = Task(
         Param("compat", str, None, "convention preset for every ranking metric of the run "
               "(a metric's own compat or parameters override it)", choices=COMPATS,
               nullable=True),
-        Param("duplicates", str, None, "a run that repeats an item for a query: error (as "
-              "trec_eval, which stops on 'duplicate docs'), first or last (the first or the "
-              "last such row in file order; last is ranx, whose run is a dict per query), or "
-              "max_score (the highest score, else the best rank); unset: error, or the compat "
-              "preset's (ranx: last; trec_eval, spark, sklearn, recommenders: error)",
-              choices=("error", "first", "last", "max_score"), nullable=True),
+        DUPLICATES.param,
         Param("order_by", str, "auto", "what orders the predictions: score, rank, or auto "
               "(score when there is one)", choices=("auto", "score", "rank")),
         Param("items_file", str, None, "catalog of items (column 'item') for catalog_coverage; "
