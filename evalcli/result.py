@@ -279,6 +279,12 @@ class AlignmentInfo:
     null_policy: str = "error"
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def evaluated(self) -> int:
+        """The rows evaluated: the matched ones and the truth's rows read as empty predicted
+        sets (multilabel's long layout), less those dropped for nulls."""
+        return self.matched + int(self.extra.get("empty_predicted_sets", 0)) - self.dropped_nulls
+
 
 @dataclass
 class Delta:

@@ -136,6 +136,62 @@ def test_spark_example_three_layouts_give_identical_reports() -> None:
     assert [d["label"] for d in built[0][0]["details"]["by_label"]] == ["0", "1", "2"]
 
 
+def long_sides(pred: list[list[Any]], true: list[list[Any]]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Long rows as Spark's example has them: an empty set has no row at all."""
+    def rows(sets: list[list[Any]], col: str) -> pl.DataFrame:
+        return pl.DataFrame({"id": [i for i, s in enumerate(sets) for _ in s],
+                             col: [str(x) for s in sets for x in s]})
+    return rows(pred, "prediction"), rows(true, "label")
+
+
+@pytest.mark.parametrize("layout", ["long", "auto"])
+def test_long_layout_truth_id_without_prediction_rows_is_an_empty_predicted_set(
+        layout: str) -> None:
+    pred, true = long_sides([p for p, _ in SPARK_DOCS], [t for _, t in SPARK_DOCS])
+    assert 2 not in pred["id"].to_list()  # doc 2: no predicted label, no row
+    expected = spark_expected()
+    result = run("multilabel", pred, list(expected), truth=true, fmt="csv",
+                 options={"layout": layout})
+    got = values(result)
+    for mid, v in expected.items():
+        assert got[mid] == pytest.approx(v, rel=1e-12), mid
+    a = result.alignment
+    assert (a.matched, a.only_in_truth, a.only_in_predictions) == (6, 1, 0)
+    assert a.extra == {"empty_predicted_sets": 1} and a.evaluated == 7
+    assert to_dict(result)["alignment"]["empty_predicted_sets"] == 1
+    from evalcli.report import alignment_facts
+    assert any("empty predicted sets: 1" in f for f in alignment_facts(result))
+
+
+def test_absent_as_empty_off_or_list_layout_reports_the_id_only_in_truth() -> None:
+    from evalcli.errors import InputDataError
+
+    pred, true = long_sides([p for p, _ in SPARK_DOCS], [t for _, t in SPARK_DOCS])
+    with pytest.raises(InputDataError, match=r"1 row\(s\) only in .*id=2"):
+        run("multilabel", pred, ["f1"], truth=true, fmt="csv",
+            options={"layout": "long", "absent_as_empty": False})
+    df = list_frame([p for p, _ in SPARK_DOCS], [t for _, t in SPARK_DOCS])
+    with pytest.raises(InputDataError, match="only in"):  # a list can say [], a missing row is
+        run("multilabel", df.filter(pl.col("id") != 3).select("id", "prediction"), ["f1"],
+            truth=df.select("id", "label"), options={"layout": "list"})
+
+
+def test_prediction_id_without_truth_rows_stays_unmatched() -> None:
+    from evalcli.errors import InputDataError
+
+    docs = [*SPARK_DOCS, ([1], [])]  # doc 7: predictions only
+    pred, true = long_sides([p for p, _ in docs], [t for _, t in docs])
+    with pytest.raises(InputDataError, match=r"1 row\(s\) only in .*id=7"):
+        run("multilabel", pred, ["f1"], truth=true, fmt="csv", options={"layout": "long"})
+    result = run("multilabel", pred, list(spark_expected()), truth=true, fmt="csv",
+                 options={"layout": "long"}, alignment={"unmatched": "drop"})
+    a = result.alignment
+    assert (a.matched, a.only_in_predictions, a.only_in_truth, a.evaluated) == (6, 1, 1, 7)
+    got = values(result)
+    for mid, v in spark_expected().items():
+        assert got[mid] == pytest.approx(v, rel=1e-12), mid
+
+
 # --------------------------------------------------------------------------- scikit-learn
 
 @st.composite

@@ -133,6 +133,61 @@ def test_multilabel_matches_multilabel_metrics(spark, tmp_path):  # noqa: F811
         assert got[key] == pytest.approx(want, rel=REL), key
 
 
+SPARK_DOCS = [  # Spark MLlib's guide (mllib-evaluation-metrics): (predictions, labels)
+    ([0.0, 1.0], [0.0, 2.0]), ([0.0, 2.0], [0.0, 1.0]), ([], [0.0]), ([2.0], [2.0]),
+    ([2.0, 0.0], [2.0, 0.0]), ([0.0, 1.0, 2.0], [0.0, 1.0]), ([1.0], [1.0, 2.0]),
+]
+
+
+@pytest.mark.parametrize("layout", ["list", "delimited", "long"])
+def test_multilabel_documented_example_in_every_layout(spark, tmp_path, layout):  # noqa: F811
+    """The guide's example as it is written (doc 2 predicts nothing: in the long layout it has
+    no prediction row) gives MultilabelMetrics' values in each layout."""
+    from pyspark.mllib.evaluation import MultilabelMetrics
+
+    pred = [[int(x) for x in p] for p, _ in SPARK_DOCS]
+    true = [[int(x) for x in t] for _, t in SPARK_DOCS]
+    ids = list(range(len(SPARK_DOCS)))
+    cfg: dict[str, Any] = {"task": "multilabel", "options": {"layout": layout}}
+    if layout == "list":
+        df = pl.DataFrame({"id": ids, "label": true, "prediction": pred},
+                          schema_overrides={"label": pl.List(pl.Int64),
+                                            "prediction": pl.List(pl.Int64)})
+        cfg["predictions"] = write(df, tmp_path, "d")
+    elif layout == "delimited":
+        df = pl.DataFrame({"id": ids, "label": ["|".join(map(str, t)) for t in true],
+                           "prediction": ["|".join(map(str, p)) for p in pred]})
+        cfg["predictions"] = write(df, tmp_path, "d", "csv")
+    else:
+        cfg["predictions"] = write(pl.DataFrame(
+            {"id": [i for i in ids for _ in pred[i]], "prediction": [x for p in pred for x in p]}),
+            tmp_path, "p", "csv")
+        cfg["truth"] = write(pl.DataFrame(
+            {"id": [i for i in ids for _ in true[i]], "label": [x for t in true for x in t]}),
+            tmp_path, "t", "csv")
+    metrics: list[Any] = ["precision", "recall", "f1", "accuracy", "subset_accuracy",
+                          "hamming_loss", {"metric": "precision", "average": "micro"},
+                          {"metric": "recall", "average": "micro"},
+                          {"metric": "f1", "average": "micro"}]
+    for c in range(3):
+        metrics += [{"metric": m, "label": str(c)} for m in ("precision", "recall", "f1")]
+    got = evalcli_values({**cfg, "metrics": metrics}, tmp_path)
+    ref = MultilabelMetrics(spark.sparkContext.parallelize(SPARK_DOCS, 2))
+    expected = {
+        "precision": ref.precision(), "recall": ref.recall(), "f1": ref.f1Measure(),
+        "accuracy": ref.accuracy, "subset_accuracy": ref.subsetAccuracy,
+        "hamming_loss": ref.hammingLoss, "precision[average=micro]": ref.microPrecision,
+        "recall[average=micro]": ref.microRecall, "f1[average=micro]": ref.microF1Measure,
+    }
+    for c in range(3):
+        expected[f"precision[label={c}]"] = ref.precision(float(c))
+        expected[f"recall[label={c}]"] = ref.recall(float(c))
+        expected[f"f1[label={c}]"] = ref.f1Measure(float(c))
+    assert sorted(got) == sorted(expected)
+    for key, want in expected.items():
+        assert got[key] == pytest.approx(want, rel=REL), key
+
+
 def test_regression_matches_regression_metrics(spark, tmp_path):  # noqa: F811
     from pyspark.mllib.evaluation import RegressionMetrics
 

@@ -422,7 +422,7 @@ def evaluated(result: RunResult) -> str:
     a = result.alignment
     if "queries_in_both" in a.extra:
         return f"{a.extra['queries_in_both']:,} queries"
-    n = a.matched - a.dropped_nulls
+    n = a.evaluated
     return f"{n:,} row{'s' if n != 1 else ''}"
 
 

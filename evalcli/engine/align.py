@@ -281,11 +281,14 @@ def align(task: Task, inputs: Inputs) -> Aligned:
         keys = [*ids, *join_roles]
         left, right = _same_key_types(left, right, keys)
         pred_rows, truth_rows = left, right
-        if task.join == "full":
+        if task.join in ("full", "truth"):
             lf = left.with_columns(pl.lit(True).alias("__in_predictions")).join(
                 right.with_columns(pl.lit(True).alias("__in_truth")),
                 on=keys, how="full", coalesce=True, validate="1:1",
-            ).cache()  # one join for every query of the run (their projections differ)
+            )
+            if task.join == "truth":  # the truth's rows only (prediction-only rows: unmatched)
+                lf = lf.filter(pl.col("__in_truth").fill_null(False))
+            lf = lf.cache()  # one join for every query of the run (their projections differ)
         else:
             lf = left.join(right, on=keys, how="inner", validate="1:1")
         ids = keys
@@ -395,6 +398,8 @@ def materialize(a: Aligned, how: str = "inner") -> Aligned:
         joined = left.with_columns(pl.lit(True).alias("__in_predictions")).join(
             right.with_columns(pl.lit(True).alias("__in_truth")), on=keys, how="full",
             coalesce=True)
+    if how == "truth":  # the full join's truth rows (prediction-only rows: unmatched)
+        joined = joined.filter(pl.col("__in_truth").fill_null(False))
     if hashed and _CHECK in joined.columns:
         if not joined.select((pl.col(_CHECK).is_null() | (pl.col(_CHECK) == pl.col(keys[0])))
                              .all()).item():

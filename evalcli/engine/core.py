@@ -208,7 +208,8 @@ def partials(plan: Plan, a: Aligned, stats: Mapping[str, Stat], *, streaming: bo
     rows = staging.apply(norm, grids)
 
     full = plan.task.join == "full" and a.truth_rows is not None
-    matched = (pl.col("__in_predictions") & pl.col("__in_truth")).sum() if full else pl.len()
+    outer = plan.task.join in ("full", "truth") and a.truth_rows is not None
+    matched = (pl.col("__in_predictions") & pl.col("__in_truth")).sum() if outer else pl.len()
     tally: list[tuple[pl.LazyFrame, list[pl.Expr]]] = [
         (base, [matched.alias("matched"),
                 *(bad_null(a, r).sum().alias(f"null:{r}") for r in needed)]),
@@ -522,14 +523,16 @@ def verdict(plan: Plan, a: Aligned, parts: Sequence[Part]) -> AlignmentInfo:
         raise _could_not(a, parts)
     checks, needed = row_checks(plan, a)
     full = plan.task.join == "full" and a.truth_rows is not None
+    # join truth: a truth row without predictions is evaluated (null predictions), not unmatched
+    filled = plan.task.join == "truth" and a.truth_rows is not None
     matched, pred_n = c["matched"], c["pred_n"]
     truth_n = c.get("truth_n", pred_n)
     only_p, only_t = pred_n - matched, truth_n - matched
     _no_rows_in_a_file(a, pred_n, truth_n)
     if a.truth_rows is not None and not full and a.inputs.unmatched == "error" and (
-            only_p or only_t):
+            only_p or (only_t and not filled)):
         said = []
-        for only, side in ((only_p, "predictions"), (only_t, "truth")):
+        for only, side in ((only_p, "predictions"), (0 if filled else only_t, "truth")):
             if only:
                 found = _all(parts, f"unmatched:{side}")
                 first = _concat(found).sort(a.ids).head(3) if found else pl.DataFrame()
@@ -567,11 +570,12 @@ def verdict(plan: Plan, a: Aligned, parts: Sequence[Part]) -> AlignmentInfo:
     if _all(parts, "error"):
         raise _could_not(a, parts)
     if c["kept"] == 0:
-        raise _nothing_left(a, matched, only_p, only_t)
+        raise _nothing_left(a, matched + (only_t if filled else 0), only_p, only_t)
     return AlignmentInfo(
         matched=matched, only_in_predictions=only_p, only_in_truth=only_t,
         unmatched_policy=a.inputs.unmatched, null_policy=a.inputs.nulls,
-        dropped_nulls=matched - c["kept"] if not full else 0,
+        dropped_nulls=matched + (only_t if filled else 0) - c["kept"] if not full else 0,
+        extra={"empty_predicted_sets": only_t} if filled else {},
     )
 
 

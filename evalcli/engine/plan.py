@@ -7,6 +7,7 @@ asking for the same statistic share it.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -122,6 +123,8 @@ def make_plan(registry: Registry, task_name: str, entries: Iterable[MetricEntry]
                               hint="give it once; put both gates on one entry")
         seen[pm.id] = i
         planned.append(pm)
+    if task.join_for is not None:
+        task = dataclasses.replace(task, join=task.join_for(opts))
     return Plan(task, planned, opts, defaulted=not planned)
 
 

@@ -211,10 +211,14 @@ class Task:
     """Turn the checked frame into the typed frame the metrics assume (e.g. labels to 0/1)."""
     requires_any: tuple[frozenset[str], ...] = ()
     """Role groups of which at least one must be present (e.g. score or prediction)."""
-    join: Literal["inner", "full"] = "inner"
+    join: Literal["inner", "full", "truth"] = "inner"
     """``inner``: rows line up one to one (unmatched rows follow the alignment policy).
     ``full``: rows of either side are kept (ranking: unjudged recommendations, unrecommended
-    relevant items); the task's statistics handle the nulls."""
+    relevant items); the task's statistics handle the nulls. ``truth``: every truth row is
+    kept, one without a prediction row with null predictions (multilabel's long layout: an
+    empty predicted set has no row); prediction rows without truth follow the policy."""
+    join_for: Callable[[Mapping[str, Any]], Literal["inner", "full", "truth"]] | None = None
+    """The join given the run's options (the plan's task gets it), when options decide."""
     reshape: Callable[[pl.LazyFrame, str, Mapping[str, Any]], pl.LazyFrame] | None = None
     """Applied to each side after its columns are renamed to roles and before the join:
     ``reshape(lf, side, options)`` with side ``"predictions"``, ``"truth"`` or ``"single"``

@@ -134,7 +134,10 @@ def alignment_facts(r: RunResult) -> list[str]:
     if r.truth is not None:
         out.append(f"matched {a.matched:,}, only in predictions {a.only_in_predictions:,}, "
                    f"only in truth {a.only_in_truth:,} (unmatched: {a.unmatched_policy})")
-    out.append(f"rows evaluated: {a.matched - a.dropped_nulls:,}"
+    if x.get("empty_predicted_sets"):
+        out.append(f"ids of the truth without prediction rows, evaluated as empty predicted "
+                   f"sets: {x['empty_predicted_sets']:,}")
+    out.append(f"rows evaluated: {a.evaluated:,}"
                + (f" (dropped for nulls: {a.dropped_nulls:,})" if a.dropped_nulls else ""))
     return out
 

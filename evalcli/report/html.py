@@ -94,7 +94,7 @@ def _verdict(r: RunResult) -> str:
         cls, text = "pass", f"✓ passed — {n} gate{'s' if n != 1 else ''}"
     else:
         cls, text = "fail", f"✗ {len(r.failures)} of {n} gates failed"
-    rows = r.alignment.matched - r.alignment.dropped_nulls
+    rows = r.alignment.evaluated
     sub = (f"evalcli · {escape(r.task)} · {len(r.metrics)} metrics · {rows:,} rows evaluated"
            + (f" · by {escape(', '.join(r.group_by))}" if r.group_by else ""))
     return f'<header class="verdict {cls}"><h1>{escape(text)}</h1><p>{sub}</p></header>'

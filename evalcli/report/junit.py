@@ -119,7 +119,7 @@ def render(r: RunResult) -> str:
     props = ET.SubElement(main, "properties")
     for k, v in (("evalcli.version", __version__), ("schema_version", str(SCHEMA_VERSION)),
                  ("task", r.task), ("engine", r.engine),
-                 ("rows", str(r.alignment.matched - r.alignment.dropped_nulls)),
+                 ("rows", str(r.alignment.evaluated)),
                  ("passed", str(r.passed).lower())):
         ET.SubElement(props, "property", {"name": k, "value": v})
     for m in r.metrics:

@@ -8,7 +8,9 @@ empty). Three input layouts give the same sets:
 - ``delimited``: a text column with the labels joined by ``options.delimiter`` (``|`` by
   default), e.g. ``sports|politics`` in CSV; an empty field is the empty set;
 - ``long``: one row per (id, label) in each file; an id's rows are gathered into its set, and
-  a row with an empty label stands for an example with no labels.
+  a row with an empty label stands for an example with no labels. An id of the truth with no
+  prediction row is an example whose predicted set is empty (``options.absent_as_empty``, on
+  by default; the count is reported), so an empty predicted set needs no row.
 
 ``options.layout: auto`` (the default) uses list columns as they are, splits text columns on the
 delimiter, and, when predictions and truth are two files, gathers the rows sharing an id, which
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
@@ -44,7 +46,18 @@ OPTIONS = (
           "long (one row per id and label; needs two files) or auto",
           choices=("auto", "list", "delimited", "long")),
     Param("delimiter", str, "|", "separator of labels in a delimited text column"),
+    Param("absent_as_empty", bool, True,
+          "layout long or auto with two files: an id of the truth with no prediction row is an "
+          "example whose predicted set is empty, as in Spark MLlib's MultilabelMetrics example "
+          "(the count is reported as empty_predicted_sets); false: it is unmatched"),
 )
+
+
+def _join(raw: Mapping[str, Any]) -> Literal["inner", "truth"]:
+    """The join the options ask for: in the long layout an empty predicted set has no row, so
+    every truth id is kept and one without predictions reads as the empty set (Task.join_for)."""
+    o = task_options(raw)
+    return "truth" if o["absent_as_empty"] and o["layout"] in ("long", "auto") else "inner"
 
 
 def task_options(raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -225,5 +238,6 @@ TASK = Task(
     checks=_checks,
     normalize=_normalize,
     reshape=_reshape,
+    join_for=_join,
 )
 TASKS = [TASK]
