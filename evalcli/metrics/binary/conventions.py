@@ -89,6 +89,36 @@ CURVE_FRAMING = Convention(
     "matches Spark MLlib's roc() and pr() point for point.",
 )
 
+NUM_BINS_HELP = (
+    "down-sample the curve to about this many points as Spark MLlib's "
+    "BinaryClassificationMetrics(scoreAndLabels, numBins): the distinct scores, highest "
+    "first, are cut into consecutive chunks of floor(distinct scores / num_bins), the last "
+    "chunk holding the rest, each chunk one point at its lowest score with the chunk's counts "
+    "summed; no down-sampling when num_bins is 0 or above half the distinct scores (as Spark)")
+NUM_BINS_OPTION = Param(
+    "num_bins", int, 0,
+    NUM_BINS_HELP + "; applies to the curve files (--curves; with curve_framing: spark they "
+    "are Spark's roc() and pr() with numBins point for point) and is the default of auroc's "
+    "and auprc's num_bins; 0: every distinct score (Spark's default)", ge=0)
+NUM_BINS = Param(
+    "num_bins", int, None,
+    NUM_BINS_HELP + "; the area is then computed on the down-sampled curve, as Spark's "
+    "areaUnderROC / areaUnderPR with numBins; unset: the task option num_bins (0: every "
+    "distinct score, Spark's default)", ge=0, nullable=True)
+
+
+def num_bins(params: Params, options: Mapping[str, Any]) -> int:
+    """The down-sampling in force: the metric's ``num_bins``, else the task option's, else 0.
+
+    >>> num_bins({"num_bins": None}, {"num_bins": 100}), num_bins({"num_bins": 5}, {})
+    (100, 5)
+    """
+    v = params.get("num_bins")
+    if v is None:
+        v = options.get("num_bins")
+    return int(v or 0)
+
+
 COMPAT = Param(
     "compat", str, None,
     "set the binary conventions to what a peer does: spark (single_class: spark on auroc "

@@ -13,8 +13,8 @@ from typing import Any
 import polars as pl
 
 from evalcli.metrics.base import Context, Stat
-from evalcli.metrics.binary.conventions import CURVE_FRAMING, effective
-from evalcli.metrics.binary.stats import SCORE_COUNTS, score_counts
+from evalcli.metrics.binary.conventions import CURVE_FRAMING, effective, num_bins
+from evalcli.metrics.binary.stats import SCORE_COUNTS, score_counts, spark_bins
 from evalcli.metrics.stats import as_column
 from evalcli.metrics.task import Additions, Asks, Planned
 
@@ -37,7 +37,9 @@ average precision (the step sum), and the two differ in the fourth digit."""
 def curve_tables(values: Mapping[str, Any], asks: Asks) -> Additions:
     counts = values.get(SCORE_COUNTS)
     framing = effective(CURVE_FRAMING, {}, asks.options)
-    drawn = curves(counts, framing) if isinstance(counts, pl.DataFrame) else {}
+    bins = num_bins({}, asks.options)
+    drawn = curves(spark_bins(counts, bins), framing) if isinstance(counts, pl.DataFrame) \
+        else {}
     if isinstance(counts, pl.DataFrame):
         drawn.update(metric_tables(counts, asks.metrics))
     return Additions(curves=drawn, areas={name: AREAS[name] for name in drawn if name in AREAS})

@@ -23,12 +23,21 @@ from evalcli.metrics.base import (
 )
 from evalcli.metrics.binary.conventions import (
     NO_POSITIVE_AP,
+    NUM_BINS,
     SINGLE_CLASS_PR,
     SINGLE_CLASS_ROC,
     Convention,
     effective,
+    num_bins,
 )
-from evalcli.metrics.binary.stats import EPS64, SCORE_COUNTS, confusion, proba, score_counts
+from evalcli.metrics.binary.stats import (
+    EPS64,
+    SCORE_COUNTS,
+    confusion,
+    proba,
+    score_counts,
+    spark_bins,
+)
 from evalcli.metrics.binary.task import FAMILY
 from evalcli.metrics.task import options_of
 
@@ -116,7 +125,7 @@ def _balanced_value(stats: StatValues, params: Params) -> MetricValue:
     return MetricValue(sum(rates) / len(rates), notes=notes)
 
 
-def _curve_areas(stats: StatValues) -> dict[str, Any]:
+def _curve_areas(stats: StatValues, bins: int = 0) -> dict[str, Any]:
     """Every curve metric of the counts per score, in one pass over them (they share the
     cumulative sums; a run evaluates them all over one table of up to a row per input row:
     the run's memo keeps what the first computed).
@@ -124,11 +133,18 @@ def _curve_areas(stats: StatValues) -> dict[str, Any]:
     Cumulative tp/fp run from the highest score down. Scores carried only by zero-weight rows
     are left out: they would add a point with 0/0 precision (and a peak-F1 threshold no row
     supports); as in scikit-learn, a zero weight is the same as no row.
+
+    ``bins`` > 0: on the table down-sampled as Spark's numBins (:func:`.stats.spark_bins`).
     """
     table: pl.DataFrame = stats[SCORE_COUNTS]
     fast = getattr(stats, "replicate", False)
-    return memo_of(stats).get(table, ("curve areas",),
-                              lambda: _areas_numpy(table) if fast else _areas(table))
+
+    def compute() -> dict[str, Any]:
+        t = spark_bins(table, bins)
+        return _areas_numpy(t) if fast else _areas(t)
+
+    return memo_of(stats).get(table, ("curve areas", bins) if bins else ("curve areas",),
+                              compute)
 
 
 def _areas_numpy(table: pl.DataFrame) -> dict[str, Any]:
@@ -214,8 +230,8 @@ def _one_class(params: Params, stats: StatValues, conv: Convention, setting: str
 
 
 def _curve_metric(stats: StatValues, name: str, need_neg: bool = True,
-                  one_class: OneClass | None = None) -> MetricValue:
-    c = _curve_areas(stats)
+                  one_class: OneClass | None = None, bins: int = 0) -> MetricValue:
+    c = _curve_areas(stats, bins)
     if not c["rows"] or c["p"] + c["n"] <= 0:
         return MetricValue(None, notes=["no rows"])
     for missing, absent in (("positive", float(c["p"]) <= 0),
@@ -233,6 +249,13 @@ def _curve_metric(stats: StatValues, name: str, need_neg: bool = True,
     return MetricValue(float(c[name]))
 
 
+NUM_BINS_DOC = (
+    "num_bins: unset is the task option num_bins, else 0 (every distinct score); num_bins > 0 "
+    "matches Spark MLlib's BinaryClassificationMetrics(scoreAndLabels, numBins).{} (the "
+    "consecutive distinct scores grouped into chunks of floor(distinct / num_bins), each at "
+    "its lowest score, the area taken on that curve; Spark's result with its scores in one "
+    "partition). Spark ML's BinaryClassificationEvaluator has numBins 1000 by default.")
+
 SPARK_ROC = "single_class=spark, as Spark MLlib's areaUnderROC: its {} rate is 0 without {}"
 
 
@@ -240,14 +263,16 @@ def _auroc_value(stats: StatValues, params: Params) -> MetricValue:
     return _curve_metric(stats, "auroc", one_class=_one_class(
         params, stats, SINGLE_CLASS_ROC, "spark",
         {"positive": (0.0, SPARK_ROC.format("true positive", "positives")),
-         "negative": (1.0, SPARK_ROC.format("false positive", "negatives"))}))
+         "negative": (1.0, SPARK_ROC.format("false positive", "negatives"))}),
+        bins=num_bins(params, options_of(stats)))
 
 
 def _auprc_value(stats: StatValues, params: Params) -> MetricValue:
     return _curve_metric(stats, "auprc", need_neg=False, one_class=_one_class(
         params, stats, SINGLE_CLASS_PR, "spark",
         {"positive": (0.0, "single_class=spark, as Spark MLlib's areaUnderPR: its recall and "
-                           "precision are 0 without positives")}))
+                           "precision are 0 without positives")}),
+        bins=num_bins(params, options_of(stats)))
 
 
 def _ap_value(stats: StatValues, params: Params) -> MetricValue:
@@ -470,10 +495,11 @@ METRICS: list[Metric] = [
         "auroc", FAMILY, "area under the ROC curve (exact, from counts per distinct score)",
         "Σ_i (FPR_i − FPR_{i−1})·(TPR_i + TPR_{i−1})/2 over distinct scores, highest first",
         "higher", (SCORE,), _score_stats, _auroc_value,
-        params=(SINGLE_CLASS_ROC.param,),
+        params=(SINGLE_CLASS_ROC.param, NUM_BINS),
         conventions="Exact: one ROC point per distinct score, so tied scores form one "
         "diagonal segment (a tie counts 1/2), as scikit-learn's roc_auc_score and Spark's "
-        "areaUnderROC. With only one class in the labels: " + SINGLE_CLASS_ROC.text(),
+        "areaUnderROC. With only one class in the labels: " + SINGLE_CLASS_ROC.text()
+        + " " + NUM_BINS_DOC.format("areaUnderROC"),
         peer="scikit-learn roc_auc_score; Spark MLlib areaUnderROC",
         aliases=("roc_auc", "auc"), range=(0.0, 1.0), interval=_delong,
         interval_doc="DeLong's normal interval from the counts per distinct score, clipped "
@@ -493,8 +519,9 @@ METRICS: list[Metric] = [
         "starting at (recall 0, precision of the top score), as Spark MLlib's "
         "BinaryClassificationMetrics.areaUnderPR. This is not scikit-learn's "
         "average_precision_score (see average_precision). 1.0 with only positives (as "
-        "Spark). With no positive label: " + SINGLE_CLASS_PR.text(),
-        params=(SINGLE_CLASS_PR.param,),
+        "Spark). With no positive label: " + SINGLE_CLASS_PR.text() + " "
+        + NUM_BINS_DOC.format("areaUnderPR"),
+        params=(SINGLE_CLASS_PR.param, NUM_BINS),
         peer="Spark MLlib areaUnderPR", aliases=("pr_auc", "area_under_pr"), range=(0.0, 1.0),
         example="""
         >>> from evalcli import evaluate

@@ -177,3 +177,35 @@ def proba(params: Params, ctx: Context) -> AggStat:
 
 EPS64 = 2.220446049250313e-16
 """float64 machine epsilon: the clipping scikit-learn's log_loss applies since 1.5."""
+
+
+def spark_bins(counts: pl.DataFrame, num_bins: int) -> pl.DataFrame:
+    """The counts per score down-sampled as Spark MLlib's ``BinaryClassificationMetrics(
+    scoreAndLabels, numBins)``: with ``num_bins`` > 0, the distinct scores (highest first,
+    those carried by zero-weight rows only included, as Spark counts them) are cut into
+    consecutive chunks of ``floor(distinct / num_bins)`` scores, the last chunk holding the
+    rest; each chunk is one point, its threshold the chunk's lowest score and its counts the
+    chunk's sums. When the chunk size is below 2 (``num_bins`` above half the distinct
+    scores) or ``num_bins`` is 0 the table is returned as it is, as Spark does. (Spark cuts
+    each partition of its sorted table apart; this is its result with one partition.)
+
+    >>> t = pl.DataFrame({"score": [0.9, 0.8, 0.7, 0.6, 0.5], "pos": [1.0, 0.0, 1.0, 1.0, 0.0],
+    ...                   "neg": [0.0, 1.0, 0.0, 0.0, 2.0]})
+    >>> spark_bins(t, 2).rows()  # chunks of 5 // 2 = 2 scores, then the rest
+    [(0.8, 1.0, 1.0), (0.6, 2.0, 0.0), (0.5, 0.0, 2.0)]
+    >>> spark_bins(t, 3).equals(t)  # 5 // 3 = 1: no down-sampling
+    True
+    """
+    if num_bins <= 0:
+        return counts
+    grouping = counts.height // num_bins
+    if grouping < 2:
+        return counts
+    df = counts
+    if not df.get_column("score").is_sorted(descending=True):
+        df = df.sort("score", descending=True)
+    rest = [c for c in df.columns if c != "score"]
+    return (df.with_row_index("_row")
+            .group_by((pl.col("_row") // grouping).alias("_bin"), maintain_order=True)
+            .agg(pl.col("score").last(), *(pl.col(c).sum() for c in rest))
+            .sort("_bin").drop("_bin").select(df.columns))

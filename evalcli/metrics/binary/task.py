@@ -11,7 +11,7 @@ import polars as pl
 
 from evalcli.errors import ConfigError
 from evalcli.metrics.base import Check, Param
-from evalcli.metrics.binary.conventions import COMPAT, CURVE_FRAMING
+from evalcli.metrics.binary.conventions import COMPAT, CURVE_FRAMING, NUM_BINS_OPTION
 from evalcli.metrics.binary.extras import curve_stats, curve_tables
 from evalcli.metrics.task import SETS_ELSEWHERE, Role, Task, TaskInput
 
@@ -165,6 +165,7 @@ TASK = Task(
               nullable=True),
         COMPAT,
         CURVE_FRAMING.param,
+        NUM_BINS_OPTION,
     ),
     checks=_checks,
     normalize=_normalize,
