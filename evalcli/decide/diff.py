@@ -129,6 +129,32 @@ def same_params(task: str, m: Mapping[str, Any], a: Mapping[str, Any],
         defaults = {p.name: p.default for p in metric.params}
     except Exception:  # an unknown metric (a plugin not installed here): compare as written
         defaults = {}
+    return _same_filled(a, b, defaults)
+
+
+def same_options(task: str, a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two reports ran with the same task options, an option one report lacks being
+    its default there (a report written before the option existed stays comparable).
+
+    >>> same_options("multilabel", {}, {"absent_as_empty": True})
+    True
+    >>> same_options("multilabel", {}, {"absent_as_empty": False})
+    False
+    """
+    if a == b:
+        return True
+    defaults: dict[str, Any] = {}
+    try:
+        from evalcli.metrics.registry import get_registry
+
+        defaults = {p.name: p.default for p in get_registry().tasks[task].options}
+    except Exception:  # a task this installation lacks: compare as written
+        defaults = {}
+    return _same_filled(a, b, defaults)
+
+
+def _same_filled(a: Mapping[str, Any], b: Mapping[str, Any], defaults: Mapping[str, Any]
+                 ) -> bool:
     missing = object()
     for key in set(a) | set(b):
         va, vb = a.get(key, missing), b.get(key, missing)
@@ -161,7 +187,8 @@ def check_compatible(base: Mapping[str, Any], cand: Mapping[str, Any], base_name
     if base.get("task") != cand.get("task"):
         raise mismatch("the tasks", base.get("task"), cand.get("task"),
                        "compare reports of the same task")
-    if (base.get("options") or {}) != (cand.get("options") or {}):
+    if not same_options(str(base.get("task")), base.get("options") or {},
+                        cand.get("options") or {}):
         raise mismatch("the task options", base.get("options"), cand.get("options"),
                        "use the same 'options:' in both configs")
     base_ids = {m["id"]: m for m in base["metrics"]}
