@@ -228,6 +228,32 @@ metrics: [{metric: auroc, max_drop: 0.5, require_confidence: 0.95}]
     assert cli("run", str(ok), "-f", "none").exit_code == 0
 
 
+def test_a_compared_systems_value_gate_shows_in_its_table(cli: Cli, binary: dict[str, Path],
+                                                         tmp_path: Path) -> None:
+    """A value gate (min:) holds for every system: the one a compared system fails shows as
+    FAIL in that system's table (terminal, Markdown, HTML), not only in the failures."""
+    config = write_config(tmp_path / "c.yaml", f"""
+task: binary
+predictions: {{a: {binary['a']}, b: {binary['b']}}}
+truth: {binary['truth']}
+metrics: [{{metric: auroc, min: 0.9}}]
+""")
+    rep = run_json(cli, config)
+    values = {name: s["metrics"][0]["value"] for name, s in rep["systems"].items()} \
+        if isinstance(rep.get("systems"), dict) else None
+    assert rep["passed"] is False and any(f.startswith("b:") for f in rep["failures"])
+    if values is not None:
+        assert values["a"] >= 0.9 > values["b"]
+    r = cli("run", str(config), "-f", "table")
+    assert r.exit_code == 1
+    b_table = r.stdout[r.stdout.index("systems compared with a"):]
+    assert re.search(r"auroc\s.*FAIL", b_table), b_table
+    md = cli("run", str(config), "-f", "markdown").stdout
+    assert "(gate: **FAIL**)" in md[md.index("Systems compared with"):]
+    html = cli("run", str(config), "-f", "html").stdout
+    assert 'class="fail"' in html[html.index('id="systems"'):]
+
+
 @pytest.mark.parametrize(("text", "pattern"), [
     ("predictions: {a: x.csv}\ncomparison: {baseline: a}\n", "name at least two systems"),
     ("predictions: {a: x.csv, b: y.csv}\ncomparison: {baseline: c}\n",

@@ -12,7 +12,7 @@ from enum import Enum
 from pathlib import Path
 
 from evalcli.errors import ConfigError
-from evalcli.result import MetricResult, RunResult
+from evalcli.result import MetricResult, Paired, RunResult
 
 
 class ReportFormat(str, Enum):
@@ -115,6 +115,18 @@ def metric_notes(m: MetricResult) -> list[str]:
     ['at threshold 0.42', 'n']
     """
     return [m.caption, *m.notes] if m.caption else list(m.notes)
+
+
+def system_gates(r: RunResult, row: Paired) -> bool | None:
+    """Every gate a compared system's metric is held to, as one outcome: its own value gate
+    (``min:``/``max:``, checked for every system) and its change gate against the baseline
+    system; ``None`` when it has neither."""
+    outcomes = [] if row.passed is None else [row.passed]
+    own = r.systems.get(row.system)
+    if own is not None:
+        outcomes += [m.passed for m in own.metrics
+                     if m.id == row.id and m.gate is not None and m.passed is not None]
+    return None if not outcomes else all(outcomes)
 
 
 def alignment_facts(r: RunResult) -> list[str]:

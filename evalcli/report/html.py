@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from html import escape
 
 from evalcli._version import __version__
-from evalcli.report import format_signed, metric_notes
+from evalcli.report import format_signed, metric_notes, system_gates
 from evalcli.report.markdown import CHANGE, fmt, gate_count
 from evalcli.result import CI, SCHEMA_VERSION, Diff, MetricResult, RunResult
 
@@ -222,7 +222,8 @@ def _systems(r: RunResult) -> str:
         ci = "—" if x.ci is None or not x.ci.defined else \
             f"[{_signed(x.ci.low)}, {_signed(x.ci.high)}]"
         p = "—" if x.adjusted is None else f"{x.adjusted:.3g}"
-        gate = "" if x.gate is None else _status(x.passed, x.failure, True)
+        passed = system_gates(r, x)
+        gate = "" if passed is None else _status(passed, x.failure, True)
         rows.append([f"<code>{escape(x.system)}</code>", f"<code>{escape(x.id)}</code>",
                      _num(x.value), _signed(x.delta), ci, p, escape(x.test),
                      marks.get(x.change, "undefined"), gate])

@@ -16,7 +16,13 @@ import re
 from collections.abc import Iterable, Sequence
 
 from evalcli._version import __version__
-from evalcli.report import alignment_facts, format_signed, format_value, metric_notes
+from evalcli.report import (
+    alignment_facts,
+    format_signed,
+    format_value,
+    metric_notes,
+    system_gates,
+)
 from evalcli.result import SCHEMA_VERSION, Diff, MetricResult, RunResult
 
 MAX_SEGMENT_ROWS = 50
@@ -186,8 +192,8 @@ def systems_section(r: RunResult) -> list[str]:
         rows.append([code(x.system), code(x.id), escape(fmt(x.value)),
                      escape(format_signed(x.delta)), escape(ci), p,
                      marks.get(x.change, "undefined")
-                     + ("" if x.passed is None else " (gate: pass)" if x.passed
-                        else " (gate: **FAIL**)")])
+                     + ("" if (passed := system_gates(r, x)) is None else " (gate: pass)"
+                        if passed else " (gate: **FAIL**)")])
     out += table(["system", "metric", "value", "Δ", f"{comp.level:.0%} CI of Δ", "p adj.",
                   "change"], rows, "llrrrrl")
     return out

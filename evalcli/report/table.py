@@ -20,7 +20,13 @@ from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderR
 from rich.table import Table
 from rich.text import Text
 
-from evalcli.report import alignment_facts, format_signed, format_value, metric_notes
+from evalcli.report import (
+    alignment_facts,
+    format_signed,
+    format_value,
+    metric_notes,
+    system_gates,
+)
 from evalcli.result import ChangeGate, Delta, Diff, MetricResult, RunResult
 
 
@@ -722,7 +728,8 @@ def systems_view(r: RunResult) -> RenderableType:
         f"systems compared with {comp.baseline}: Δ = system − {comp.baseline}; ▲ ▼ "
         f"significant (adjusted p < {comp.alpha:g}, {names.get(comp.correction)} correction), "
         f"= n.s. not significant; tests: {tests or 'none'}", style="dim")]
-    gated = any(row.gate is not None for row in comp.rows)
+    outcome = {(row.system, row.id): system_gates(r, row) for row in comp.rows}
+    gated = any(v is not None for v in outcome.values())
     for system in dict.fromkeys(row.system for row in comp.rows):
         g = Grid([Col(system, style="bold"), Col("value", "right"),
                   Col("Δ", "right"), Col(f"{comp.level:.0%} CI of Δ", "right"),
@@ -736,8 +743,9 @@ def systems_view(r: RunResult) -> RenderableType:
             cells: list[Cell] = [Text(row.id), fmt_value(row.value), format_signed(row.delta),
                                  ci, _p(row.adjusted), _change_cell(row.change)]
             if gated:
-                cells.append(Text("") if row.passed is None else
-                             Text("pass", style="green") if row.passed else
+                passed = outcome[(row.system, row.id)]
+                cells.append(Text("") if passed is None else
+                             Text("pass", style="green") if passed else
                              Text("FAIL", style="bold red"))
             g.add_row(*cells)
         items.append(Fit(g.fit, g.stacked, last=_whole(g)))
