@@ -393,6 +393,37 @@ def _mc_curves(c: Call) -> Expected:
     return out
 
 
+def _mc_calibration(c: Call) -> Expected:
+    """Top-label: calibration_curve on (top class right, top score) with the bins' row counts;
+    classwise: the mean (ECE) or maximum (MCE) of each class's calibration_curve one-vs-rest
+    (unweighted; both checked at length in tests/test_multiclass.py)."""
+    from sklearn.calibration import calibration_curve
+
+    assert c.weights() is None and c.predictions is not None
+    scores = np.array(c.predictions.get_column("score").to_list())
+    y = np.asarray(c.col("label"))
+
+    def binned(t: Any, s: Any, bins: int, strategy: str) -> tuple[float, float]:
+        rate, mean = calibration_curve(t, s, n_bins=bins, strategy=strategy)
+        edges = (np.linspace(0, 1, bins + 1) if strategy == "uniform" else
+                 np.percentile(s, np.linspace(0, 1, bins + 1) * 100))
+        counts = np.bincount(np.searchsorted(edges[1:-1], s), minlength=bins)
+        gap = np.abs(rate - mean)
+        return float((counts[counts > 0] * gap).sum() / len(s)), float(gap.max())
+
+    out: dict[Any, Any] = {}
+    for m in c.result.metrics:
+        bins, strategy, i = m.params["bins"], m.params["strategy"], int(m.metric == "mce")
+        if m.params["kind"] == "top_label":
+            out[m.id] = binned((scores.argmax(axis=1) == y).astype(int), scores.max(axis=1),
+                               bins, strategy)[i]
+        else:
+            per = [binned((y == k).astype(int), scores[:, k], bins, strategy)[i]
+                   for k in range(scores.shape[1])]
+            out[m.id] = float(np.mean(per)) if i == 0 else max(per)
+    return out
+
+
 def _confusion(c: Call) -> Expected:
     y, p = c.col("label"), _class_pred(c)
     labels = sorted(set(y) | set(p))
@@ -872,6 +903,8 @@ REFERENCES: dict[str, Reference] = {
     "multiclass/top_k_accuracy": _per_metric(_top_k),
     "multiclass/auroc": _mc_curves,
     "multiclass/average_precision": _mc_curves,
+    "multiclass/ece": _mc_calibration,
+    "multiclass/mce": _mc_calibration,
     "multiclass/log_loss": lambda c: {"log_loss": skm.log_loss(
         c.col("label"), _class_scores(c)[1], labels=_class_scores(c)[0],
         sample_weight=c.weights())},

@@ -627,3 +627,126 @@ def test_curve_metrics_when_scikit_learn_refuses() -> None:
     yy = np.array([0, 1, 2, 1, 1, 0])
     assert close(values(r)["average_precision"],
                  skm.average_precision_score(np.eye(3)[yy], logits))
+
+
+# --------------------------------------------------------------------------- calibration
+
+def sk_top_label(y: Any, p: Any, bins: int, strategy: str) -> tuple[float, float]:
+    """Top-label ECE and MCE from scikit-learn's calibration_curve on (correct, confidence),
+    with the bins' row counts binned as it bins."""
+    conf = p.max(axis=1)
+    correct = (p.argmax(axis=1) == y).astype(int)
+    return sk_binned(correct, conf, bins, strategy)
+
+
+def sk_binned(y: Any, s: Any, bins: int, strategy: str) -> tuple[float, float]:
+    from sklearn.calibration import calibration_curve
+
+    with warnings.catch_warnings():  # calibration_curve needs both classes: else by hand
+        warnings.simplefilter("ignore")
+        rate, mean = calibration_curve(y, s, n_bins=bins, strategy=strategy) \
+            if y.min() != y.max() else _one_class_curve(y, s, bins, strategy)
+    edges = (np.linspace(0, 1, bins + 1) if strategy == "uniform" else
+             np.percentile(s, np.linspace(0, 1, bins + 1) * 100))
+    counts = np.bincount(np.searchsorted(edges[1:-1], s), minlength=bins)
+    gap = np.abs(rate - mean)
+    return float((counts[counts > 0] * gap).sum() / len(s)), float(gap.max())
+
+
+def _one_class_curve(y: Any, s: Any, bins: int, strategy: str) -> tuple[Any, Any]:
+    edges = (np.linspace(0, 1, bins + 1) if strategy == "uniform" else
+             np.percentile(s, np.linspace(0, 1, bins + 1) * 100))
+    b = np.searchsorted(edges[1:-1], s)
+    keep = np.unique(b)
+    return (np.array([y[b == i].mean() for i in keep]),
+            np.array([s[b == i].mean() for i in keep]))
+
+
+def sk_classwise(y: Any, p: Any, bins: int, strategy: str) -> tuple[float, float]:
+    per = [sk_binned((y == k).astype(int), p[:, k], bins, strategy) for k in range(p.shape[1])]
+    return float(np.mean([e for e, _ in per])), float(max(m for _, m in per))
+
+
+def cal_data(seed: int, n: int, k: int) -> tuple[Any, Any]:
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(size=(n, k)) * 2
+    p = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    p = np.round(p, 2)  # ties on a grid, many on the edges
+    p[:, -1] = np.round(1 - p[:, :-1].sum(axis=1), 10).clip(0, 1)
+    y = np.array([rng.choice(k, p=row / row.sum()) for row in p])
+    return y, p
+
+
+def cal_entries(bins: int, strategy: str) -> list[dict[str, Any]]:
+    return [{"metric": m, "kind": kind, "bins": bins, "strategy": strategy}
+            for m in ("ece", "mce") for kind in ("top_label", "classwise")]
+
+
+def cal_expected(y: Any, p: Any, bins: int, strategy: str) -> list[float]:
+    top, cw = sk_top_label(y, p, bins, strategy), sk_classwise(y, p, bins, strategy)
+    return [top[0], cw[0], top[1], cw[1]]
+
+
+@pytest.mark.parametrize("strategy", ["uniform", "quantile"])
+@pytest.mark.parametrize("bins", [1, 3, 10])
+def test_calibration_matches_scikit_learn_calibration_curve(bins: int, strategy: str) -> None:
+    for seed, n, k in ((bins, 200, 3), (bins + 7, 150, 5)):
+        y, p = cal_data(seed, n, k)
+        df = pl.DataFrame({"label": y, "score": p.tolist()})
+        got = [m.value for m in run("multiclass", df, cal_entries(bins, strategy)).metrics]
+        assert got == pytest.approx(cal_expected(y, p, bins, strategy), rel=1e-12, abs=1e-15)
+
+
+def test_calibration_weights_equal_repeated_rows() -> None:
+    y, p = cal_data(5, 80, 4)
+    w = np.random.default_rng(1).integers(0, 4, len(y))
+    entries = cal_entries(4, "quantile") + cal_entries(5, "uniform")
+    got = values(run("multiclass", pl.DataFrame({"label": y, "score": p.tolist(), "w": w}),
+                     entries, columns={"weight": "w"}))
+    rep = values(run("multiclass", pl.DataFrame({"label": np.repeat(y, w),
+                                                 "score": np.repeat(p, w, axis=0).tolist()}),
+                     entries))
+    assert got == pytest.approx(rep, rel=1e-12, abs=1e-15)
+
+
+def test_calibration_details_and_struct_layout() -> None:
+    y, p = cal_data(2, 60, 3)
+    df = pl.DataFrame({"label": [f"c{v}" for v in y], **{f"p_c{j}": p[:, j] for j in range(3)}})
+    r = by_id(run("multiclass", df, [{"metric": "ece", "kind": "classwise"},
+                                     {"metric": "mce", "kind": "classwise"}, "mce"],
+                  options={"score_prefix": "p_"}))
+    per = [sk_binned((y == j).astype(int), p[:, j], 10, "uniform") for j in range(3)]
+    ece = r["ece[kind=classwise]"]
+    assert [d["label"] for d in ece.details["by_label"]] == ["c0", "c1", "c2"]
+    assert [d["value"] for d in ece.details["by_label"]] == pytest.approx([e for e, _ in per])
+    mce = r["mce[kind=classwise]"]
+    assert mce.details["label"] == f"c{int(np.argmax([m for _, m in per]))}"
+    assert r["mce"].details["kind"] == "top_label"
+    assert r["mce"].value == pytest.approx(sk_top_label(y, p, 10, "uniform")[1])
+
+
+def test_calibration_per_segment_and_streaming() -> None:
+    y, p = cal_data(9, 120, 3)
+    g = np.random.default_rng(2).choice(["a", "b"], len(y))
+    df = pl.DataFrame({"label": y, "score": p.tolist(), "g": g})
+    entries = cal_entries(5, "quantile") + cal_entries(10, "uniform")
+    r = run("multiclass", df, entries, group_by=["g"])
+    for seg in r.segments:
+        mask = g == seg.key["g"]
+        got = [m.value for m in seg.metrics]
+        want = cal_expected(y[mask], p[mask], 5, "quantile") + \
+            cal_expected(y[mask], p[mask], 10, "uniform")
+        assert got == pytest.approx(want, rel=1e-12, abs=1e-15)
+    for layout in ("list", "struct"):
+        d = df if layout == "list" else df.with_columns(
+            pl.col("score").list.to_struct(fields=["0", "1", "2"]))
+        assert values(run("multiclass", d, entries, engine="streaming")) == \
+            values(run("multiclass", d, entries, engine="polars"))
+
+
+def test_calibration_refuses_scores_outside_probabilities() -> None:
+    from evalcli.errors import InputDataError
+
+    df = pl.DataFrame({"label": [0, 1], "score": [[0.5, 1.5], [0.2, 0.8]]})
+    with pytest.raises(InputDataError, match="ece needs probabilities"):
+        run("multiclass", df, ["ece"])

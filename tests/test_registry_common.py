@@ -123,6 +123,8 @@ TRAITS: dict[str, Traits] = {
     "multiclass/log_loss": Traits(ROWS, None),
     "multiclass/auroc": Traits(ROWS, None),
     "multiclass/average_precision": Traits(ROWS, None),
+    "multiclass/ece": Traits(ROWS, None),
+    "multiclass/mce": Traits(ROWS, None),
     # multilabel
     "multilabel/precision": Traits(ROWS, ASYM),
     "multilabel/recall": Traits(ROWS, ASYM),

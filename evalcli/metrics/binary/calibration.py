@@ -88,6 +88,13 @@ def reliability(pts: Points, bins: int, strategy: str) -> pl.DataFrame:
     score = pts.table["score"].to_numpy()[::-1]
     pos = pts.table["pos"].to_numpy()[::-1]
     weight = pos + pts.table["neg"].to_numpy()[::-1]
+    return bin_counts(score, pos, weight, bins, strategy)
+
+
+def bin_counts(score: np.ndarray, pos: np.ndarray, weight: np.ndarray, bins: int,
+               strategy: str) -> pl.DataFrame:
+    """:func:`reliability` of counts per distinct score given as arrays, ``score``
+    ascending (the multiclass calibration metrics bin their confidences with it)."""
     edges = uniform_edges(bins) if strategy == "uniform" else \
         quantile_edges(score, weight, bins)
     at = np.searchsorted(np.array(edges[1:-1], dtype=np.float64), score, side="left")
@@ -107,21 +114,25 @@ def _bins_of(stats: StatValues, params: Params) -> pl.DataFrame:
                               lambda: reliability(pts, bins, strategy))
 
 
+def calibration_of(table: pl.DataFrame, kind: str) -> MetricValue:
+    """ECE (``kind`` ece) or MCE of a table of :func:`reliability`'s bins."""
+    if not table.height:
+        return MetricValue(None, notes=["no rows (or zero total weight)"])
+    w, pos, ssum = (table[c].to_numpy() for c in ("w", "pos", "score_sum"))
+    gap = np.abs(pos - ssum)  # W_b · |positive rate − mean score| of each bin
+    used = {"bins_used": table.height}
+    if kind == "ece":
+        return MetricValue(math.fsum(gap) / math.fsum(w), details=used)
+    err = gap / w
+    i = int(np.flatnonzero(err == err.max())[0])  # the lowest bin reaching the maximum
+    return MetricValue(float(err[i]), details={
+        **used, "bin": int(table["bin"][i]), "mean_score": float(ssum[i] / w[i]),
+        "positive_rate": float(pos[i] / w[i]), "weight": float(w[i])})
+
+
 def _calibration_value(kind: str) -> Callable[[StatValues, Params], MetricValue]:
     def value(stats: StatValues, params: Params) -> MetricValue:
-        table = _bins_of(stats, params)
-        if not table.height:
-            return MetricValue(None, notes=["no rows (or zero total weight)"])
-        w, pos, ssum = (table[c].to_numpy() for c in ("w", "pos", "score_sum"))
-        gap = np.abs(pos - ssum)  # W_b · |positive rate − mean score| of each bin
-        used = {"bins_used": table.height}
-        if kind == "ece":
-            return MetricValue(math.fsum(gap) / math.fsum(w), details=used)
-        err = gap / w
-        i = int(np.flatnonzero(err == err.max())[0])  # the lowest bin reaching the maximum
-        return MetricValue(float(err[i]), details={
-            **used, "bin": int(table["bin"][i]), "mean_score": float(ssum[i] / w[i]),
-            "positive_rate": float(pos[i] / w[i]), "weight": float(w[i])})
+        return calibration_of(_bins_of(stats, params), kind)
 
     return value
 

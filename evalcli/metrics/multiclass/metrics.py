@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import polars as pl
 
 from evalcli.errors import InputDataError, MetricError
@@ -23,19 +25,25 @@ from evalcli.metrics.base import (
     absent_label,
     memo_of,
 )
+from evalcli.metrics.binary.calibration import BINNING, bin_counts, calibration_of
+from evalcli.metrics.binary.calibration import PARAMS as CAL_PARAMS
 from evalcli.metrics.multiclass.stats import (
     CLASS_SCORES,
     EPS64,
+    OUTSIDE,
     RANKS,
     SUMS,
+    TOP_LABEL,
     Counts,
     as_number,
     class_scores,
     confusion,
     counts_of,
+    outside,
     proba,
     score_ranks,
     score_sums,
+    top_label,
 )
 from evalcli.metrics.multiclass.task import FAMILY
 
@@ -494,6 +502,64 @@ def _ap_value(stats: StatValues, params: Params) -> MetricValue:
     return _ovr(c, "ap", average)
 
 
+# --------------------------------------------------------------------------- calibration
+
+def _top_label_bins(stats: StatValues, bins: int, strategy: str) -> pl.DataFrame:
+    df: pl.DataFrame = stats[TOP_LABEL]
+    # one fixed order (confidence, then wrong before right): the same sums from any engine
+    df = df.filter(pl.col("w") != 0).sort("conf", "correct")
+    conf = df["conf"].to_numpy()
+    w = df["w"].to_numpy().astype(np.float64)
+    right = np.where(df["correct"].to_numpy(), w, 0.0)
+    score, at = np.unique(conf, return_inverse=True)
+    return bin_counts(score, np.bincount(at, weights=right, minlength=score.size),
+                      np.bincount(at, weights=w, minlength=score.size), bins, strategy)
+
+
+def _classwise_bins(stats: StatValues, bins: int, strategy: str
+                    ) -> list[tuple[Any, pl.DataFrame]]:
+    df = _ordered(stats[CLASS_SCORES]).sort("class", "s", "label")
+    out = []
+    for (k,), part in df.group_by("class", maintain_order=True):
+        s = part["s"].to_numpy()
+        w = part["w"].to_numpy().astype(np.float64)
+        pos = np.where((part["label"] == k).to_numpy(), w, 0.0)
+        score, at = np.unique(s, return_inverse=True)
+        out.append((k, bin_counts(score, np.bincount(at, weights=pos, minlength=score.size),
+                                  np.bincount(at, weights=w, minlength=score.size), bins,
+                                  strategy)))
+    return out
+
+
+def _calibration(kind: str) -> Callable[[StatValues, Params], MetricValue]:
+    def value(stats: StatValues, params: Params) -> MetricValue:
+        bad = int(float(stats[OUTSIDE][f"{OUTSIDE}.rows"]))
+        if bad:
+            raise InputDataError(
+                f"{kind} needs probabilities, but {bad} row(s) hold per-class scores outside "
+                "[0, 1] (column 'score')",
+                hint="give probabilities (e.g. apply a softmax to the scores), or drop "
+                f"{kind}")
+        bins, strategy = int(params["bins"]), str(params["strategy"])
+        if params.get("kind", "top_label") == "top_label":
+            mv = calibration_of(_top_label_bins(stats, bins, strategy), kind)
+            return replace(mv, details={"kind": "top_label", **mv.details})
+        per = [(k, calibration_of(t, kind)) for k, t in _classwise_bins(stats, bins, strategy)]
+        per = [(k, v) for k, v in per if v.value is not None]
+        if not per:
+            return MetricValue(None, notes=["no rows (or zero total weight)"])
+        by_label = [{"label": k, "value": v.value, **v.details} for k, v in per]
+        details: dict[str, Any] = {"kind": "classwise", "by_label": by_label}
+        vals = [float(v.value) for _, v in per if v.value is not None]
+        if kind == "ece":
+            return MetricValue(sum(vals) / len(vals), details)
+        i = vals.index(max(vals))  # the first class (in class order) reaching the maximum
+        details["label"] = per[i][0]
+        return MetricValue(vals[i], details)
+
+    return value
+
+
 # --------------------------------------------------------------------------- declarations
 
 HARD = frozenset({"prediction", "score"})
@@ -522,6 +588,35 @@ def _auroc_stats(p: Params, c: Context) -> Sequence[Stat]:
 
 def _class_scores_stats(p: Params, c: Context) -> Sequence[Stat]:
     return [class_scores(p, c)]
+
+
+def _calibration_stats(p: Params, c: Context) -> Sequence[Stat]:
+    main = top_label(p, c) if p.get("kind", "top_label") == "top_label" else class_scores(p, c)
+    return [main, outside(p, c)]
+
+
+CALIBRATION_PARAMS = (
+    Param("kind", str, "top_label",
+          "top_label: the highest score as the confidence, right when its class is the true "
+          "class; classwise: each class's score against that class one-vs-rest, then over "
+          "the classes (Kull et al. 2019)", choices=("top_label", "classwise")),
+    *CAL_PARAMS,
+)
+CALIBRATION_NOTE = (
+    "kind=top_label (Guo et al. 2017): per row the confidence is the highest score and the "
+    "top label its class (the first in class order on a tie, as numpy.argmax; the prediction "
+    "column is not used), correct when that class is the true class; the confidences are "
+    "binned as binary ece's bins over (correct, confidence). kind=classwise (Kull et al. "
+    "2019, classwise-ECE): for each scored class k, the binary calibration of the score of k "
+    "against [y = k] over every row, binned per class (quantile edges from that class's "
+    "scores). ")
+
+
+def _calibration_conventions(what: str) -> str:
+    return CALIBRATION_NOTE + what + " " + BINNING.replace(
+        "Scores must be probabilities", "Per-class scores must be probabilities") + (
+        "Weights as scikit-learn's sample_weight. details.kind; top_label: as binary's; "
+        "classwise: details.by_label, each class's value with its binary details.")
 
 
 OVR_AVERAGE = Param("average", str, "macro",
@@ -855,6 +950,56 @@ METRICS: list[Metric] = [
         ...     ).values()  # class 0: rows 0 and 1 tie at 0.5, one of them true: AP 1/2
         {'average_precision': 0.8333333333333334,
          'average_precision[average=micro]': 0.8875}
+        """,
+    ),
+    Metric(
+        "ece", FAMILY, "expected calibration error from per-class probabilities: top-label "
+        "(of the predicted class's confidence) or classwise (mean over the classes)",
+        "top_label: Σ_b (W_b / W)·|conf̄_b − acc_b| over the bins of the top score, acc_b the "
+        "weighted share of rows whose top class is true; classwise: (1/K)·Σ_k ECE_k, ECE_k "
+        "the binary ECE of the score of class k against [y = k]",
+        "lower", (SCORE,), _calibration_stats, _calibration("ece"), params=CALIBRATION_PARAMS,
+        conventions=_calibration_conventions(
+            "Classwise ECE is the unweighted mean over the K scored classes."),
+        peer="top_label: ECE of Guo et al. 2017 over scikit-learn's calibration_curve bins of "
+        "(correct, confidence); classwise: the mean of the per-class calibration_curve ECEs "
+        "(Kull et al. 2019)",
+        aliases=("expected_calibration_error",), range=(0.0, 1.0), in_default_set=False,
+        example="""
+        >>> from evalcli import evaluate
+        >>> rows = {"label": [0, 1, 1, 2], "score": [[.7, .2, .1], [.6, .3, .1],
+        ...                                          [.1, .8, .1], [.2, .2, .6]]}
+        >>> evaluate({"task": "multiclass", "metrics": [
+        ...     {"metric": "ece", "bins": 2}, {"metric": "ece", "bins": 2, "kind": "classwise"}]},
+        ...     predictions=rows).values()  # top-label: one bin (0.5, 1], mean 0.675, 3/4 right
+        {'ece[bins=2]': 0.07499999999999996, 'ece[bins=2,kind=classwise]': 0.15}
+        >>> # classwise: class 0 gaps 0.15 and 0.15, class 1 (3·0.1 + 0.2)/4, class 2 0.175
+        """,
+    ),
+    Metric(
+        "mce", FAMILY, "maximum calibration error from per-class probabilities: top-label or "
+        "classwise (the largest over the classes)",
+        "top_label: max_b |conf̄_b − acc_b| over the non-empty bins of the top score; "
+        "classwise: max_k MCE_k = the largest gap over every (class, bin)",
+        "lower", (SCORE,), _calibration_stats, _calibration("mce"), params=CALIBRATION_PARAMS,
+        conventions=_calibration_conventions(
+            "Classwise MCE is the maximum over the classes of each class's binary MCE, that "
+            "is the largest gap of any (class, bin); details.label names the first class "
+            "(in class order) reaching it."),
+        peer="top_label: MCE of Guo et al. 2017 over scikit-learn's calibration_curve bins of "
+        "(correct, confidence); classwise: the maximum of the per-class calibration_curve MCEs",
+        aliases=("maximum_calibration_error",), range=(0.0, 1.0), in_default_set=False,
+        example="""
+        >>> from evalcli import evaluate
+        >>> rows = {"label": [0, 1, 1, 2], "score": [[.7, .2, .1], [.6, .3, .1],
+        ...                                          [.1, .8, .1], [.2, .2, .6]]}
+        >>> r = evaluate({"task": "multiclass", "metrics": [
+        ...     {"metric": "mce", "bins": 2}, {"metric": "mce", "bins": 2, "kind": "classwise"}]},
+        ...     predictions=rows)
+        >>> r.values()
+        {'mce[bins=2]': 0.07499999999999996, 'mce[bins=2,kind=classwise]': 0.4}
+        >>> r.metric("mce[bins=2,kind=classwise]").details["label"]  # (0.5, 1]: 0.6, true
+        2
         """,
     ),
 ]

@@ -219,3 +219,40 @@ def score_sums(params: Params, ctx: Context) -> AggStat:
                 .alias(f"{SUMS}.unnormed")]
 
     return AggStat(SUMS, exprs, {f"{SUMS}.unnormed": "sum"})
+
+
+TOP_LABEL = "multiclass.top_label"
+
+
+def _top_label_build(lf: pl.LazyFrame, keys: list[str], ctx: Context,
+                     weighted: bool = False) -> pl.LazyFrame:
+    """Per row the top label's score (the highest score, its class the first on a tie, as
+    numpy.argmax) and whether that class is the true class: weight and rows per (confidence,
+    correct)."""
+    from evalcli.metrics.multiclass.task import Scores, _label_index
+    from evalcli.metrics.task import TaskInput
+
+    t = TaskInput(ctx.options, ctx.roles, dict(lf.collect_schema()))
+    sc = Scores(t)
+    top = pl.max_horizontal(sc.fields) if sc.fields is not None else sc.list.list.max()
+    return lf.select(*keys, "weight", top.alias("conf"),
+                     (sc.arg_max() == _label_index(t)).fill_null(False).alias("correct")) \
+        .group_by([*keys, "conf", "correct"]).agg(
+            *weight_sum(pl.col("weight"), "w", weighted), pl.len().cast(pl.Int64).alias("n"))
+
+
+def top_label(params: Params, ctx: Context) -> FrameStat:
+    """Weight and rows per (top-label confidence, top label correct): top-label calibration."""
+    return FrameStat(TOP_LABEL, partial(_top_label_build, ctx=ctx, weighted=is_weighted(ctx)),
+                     partial(sum_by, by=["conf", "correct"]))
+
+
+OUTSIDE = "multiclass.outside"
+
+
+def outside(params: Params, ctx: Context) -> AggStat:
+    """Rows with a per-class score outside [0, 1] (calibration needs probabilities)."""
+    def exprs() -> list[pl.Expr]:
+        return [pl.col("__outside").sum().cast(F64).alias(f"{OUTSIDE}.rows")]
+
+    return AggStat(OUTSIDE, exprs, {f"{OUTSIDE}.rows": "sum"})
