@@ -142,6 +142,12 @@ DUPLICATES = Convention(
 )
 """A task option (it changes the predictions' rows before any metric), not a metric's
 parameter."""
+POLICIES = (TIES, MISSING, NO_RELEVANT, UNJUDGED)
+"""The conventions every per-query accuracy metric takes."""
+TIE_NOTE = ("Ties: with ties=average the value is the expectation over a random order of "
+            "tied items (exact, not sampled).")
+
+
 COMPAT = Param(
     "compat", str, None,
     "set every convention to what a peer does (trec_eval, spark, sklearn, recommenders, ranx); "

@@ -30,15 +30,14 @@ from evalcli.metrics.ranking.conventions import (
     GAINS,
     LOG_BASE,
     MAP_DEN,
-    MISSING,
-    NO_RELEVANT,
+    POLICIES,
     PRECISION_DEN,
     R_AVERAGE,
     RELEVANT,
     RELEVANT_TEXT,
     THRESHOLD,
+    TIE_NOTE,
     TIES,
-    UNJUDGED,
     Convention,
     K,
     conventions_text,
@@ -49,6 +48,7 @@ from evalcli.metrics.ranking.stats import (
     T_INTERVAL_DOC,
     query_stat,
     query_sum,
+    safe_ratio,
     t_interval_of,
     value_of,
 )
@@ -57,16 +57,10 @@ from evalcli.metrics.stats import as_column, in_order_sum
 
 c = pl.col
 
-POLICIES = (TIES, MISSING, NO_RELEVANT, UNJUDGED)
 PEER = ("trec_eval (P, recall, map, recip_rank, ndcg_cut, Rprec), Spark MLlib RankingMetrics, "
         "scikit-learn ndcg_score/dcg_score, recommenders, ranx")
 
 ValueExpr = Callable[[Mapping[str, Any], "int | None"], pl.Expr]
-
-
-def _safe(num: pl.Expr, den: pl.Expr) -> pl.Expr:
-    """``num / den``, 0 when ``den`` is 0 (only reached by queries a policy counts as 0)."""
-    return pl.when(den > 0).then(num / den).otherwise(0.0)
 
 
 def _precision_den(conv: Mapping[str, Any], k: int | None) -> pl.Expr:
@@ -78,15 +72,15 @@ def _precision_den(conv: Mapping[str, Any], k: int | None) -> pl.Expr:
 
 
 def _precision(conv: Mapping[str, Any], k: int | None) -> pl.Expr:
-    return _safe(c("hits"), _precision_den(conv, k))
+    return safe_ratio(c("hits"), _precision_den(conv, k))
 
 
 def _recall(conv: Mapping[str, Any], k: int | None) -> pl.Expr:
-    return _safe(c("hits"), c("R").cast(F64))
+    return safe_ratio(c("hits"), c("R").cast(F64))
 
 
 def _f1(conv: Mapping[str, Any], k: int | None) -> pl.Expr:
-    return _safe(2.0 * c("hits"), _precision_den(conv, k) + c("R").cast(F64))
+    return safe_ratio(2.0 * c("hits"), _precision_den(conv, k) + c("R").cast(F64))
 
 
 def _hit_rate(conv: Mapping[str, Any], k: int | None) -> pl.Expr:
@@ -105,11 +99,11 @@ def _map(conv: Mapping[str, Any], k: int | None) -> pl.Expr:
     den = c("R").cast(F64)
     if k is not None and conv.get("denominator") == "min_k_relevant":
         den = pl.min_horizontal(den, pl.lit(float(k)))
-    return _safe(c("ap_sum"), den)
+    return safe_ratio(c("ap_sum"), den)
 
 
 def _ndcg(conv: Mapping[str, Any], k: int | None) -> pl.Expr:
-    return _safe(c("dcg"), c("idcg"))
+    return safe_ratio(c("dcg"), c("idcg"))
 
 
 def _dcg(conv: Mapping[str, Any], k: int | None) -> pl.Expr:
@@ -185,8 +179,6 @@ def _metric(name: str, summary: str, formula: str, value: ValueExpr,
     )
 
 
-TIE_NOTE = ("Ties: with ties=average the value is the expectation over a random order of "
-            "tied items (exact, not sampled).")
 
 METRICS: list[Metric] = [
     _metric("precision", "share of the top k recommended items that are relevant",
@@ -364,7 +356,7 @@ def _rprec_stats(params: Params, ctx: Context) -> Sequence[Stat]:
             Q, *keys, "w", status.alias("status"),
             c("straddle_r").fill_null(False).alias("straddle"),
             pl.when(c("keep") & (status != "undefined"))
-            .then(_safe(hits_r, c("R_eff").fill_null(0).cast(F64))).alias("value"),
+            .then(safe_ratio(hits_r, c("R_eff").fill_null(0).cast(F64))).alias("value"),
         )
 
     return [query_stat("r_precision", k, conv, per_query)]

@@ -48,6 +48,12 @@ SUM_TOP = 30
 """Top of the grid of the sums over queries (a query's value, times its weight)."""
 
 
+def safe_ratio(num: pl.Expr, den: pl.Expr) -> pl.Expr:
+    """``num / den``, 0 when ``den`` is 0 (only reached by queries a policy counts as 0, and
+    trec_eval's value there)."""
+    return pl.when(den > 0).then(num / den).otherwise(0.0)
+
+
 def query_sum(x: pl.Expr, name: str) -> list[pl.Expr]:
     """Σ over queries of a per-query term: an exact sum (queries come in any order, and from
     several parts), on a grid from 2^30 down (four limbs: weights and gains of any size)."""

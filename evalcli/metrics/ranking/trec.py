@@ -39,10 +39,12 @@ from evalcli.metrics.ranking.conventions import (
     GAIN,
     MISSING,
     NO_RELEVANT,
+    POLICIES,
     RBP_SCALE,
     RELEVANT_TEXT,
     STRICT_TIES,
     THRESHOLD,
+    TIE_NOTE,
     TIES,
     UNJUDGED,
     Convention,
@@ -65,6 +67,7 @@ from evalcli.metrics.ranking.stats import (
     T_INTERVAL_DOC,
     query_stat,
     query_sum,
+    safe_ratio,
     t_interval_of,
     value_of,
 )
@@ -73,15 +76,12 @@ from evalcli.metrics.stats import as_column, in_order_sum
 
 c = pl.col
 
-POLICIES = (TIES, MISSING, NO_RELEVANT, UNJUDGED)
 STRICT = (STRICT_TIES, MISSING, NO_RELEVANT, UNJUDGED)
 GAINED = (STRICT_TIES, GAIN, MISSING, NO_RELEVANT, UNJUDGED)
 MIN_GEO_MEAN = 0.00001
 """trec_eval's floor of a per-query value before the log of a geometric mean."""
 LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 """trec_eval's recall levels of iprec_at_recall and 11pt_avg."""
-TIE_NOTE = ("Ties: with ties=average the value is the expectation over a random order of "
-            "tied items (exact, not sampled).")
 STRICT_NOTE = ("Ties are broken (id: item id descending, as trec_eval; or input): the value "
                "is a maximum over positions, whose expectation over random tie orders has no "
                "closed form here.")
@@ -92,11 +92,6 @@ RELEVANT = ("Relevant: relevance >= relevance_threshold (unjudged items are not 
 # None) and the value's expression over the joined per-query frame
 Build = Callable[[Context, Mapping[str, Any], Params, pl.LazyFrame],
                  tuple[pl.LazyFrame | None, pl.Expr]]
-
-
-def _safe(num: pl.Expr, den: pl.Expr) -> pl.Expr:
-    """``num / den``, 0 when ``den`` is 0 (trec_eval's value there)."""
-    return pl.when(den > 0).then(num / den).otherwise(0.0)
 
 
 def _own(params: Params, names: Sequence[str]) -> str:
@@ -211,12 +206,12 @@ def _bpref_frame(ctx: Context, conv: Mapping[str, Any], lf: pl.LazyFrame) -> pl.
 
 def _bpref(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFrame
            ) -> tuple[pl.LazyFrame | None, pl.Expr]:
-    return _bpref_frame(ctx, conv, lf), _safe(c("bpref_sum").fill_null(0.0), c("R").cast(F64))
+    return _bpref_frame(ctx, conv, lf), safe_ratio(c("bpref_sum").fill_null(0.0), c("R").cast(F64))
 
 
 def _ap(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFrame
         ) -> tuple[pl.LazyFrame | None, pl.Expr]:
-    return None, _safe(c("ap_sum"), c("R").cast(F64))
+    return None, safe_ratio(c("ap_sum"), c("R").cast(F64))
 
 
 # --------------------------------------------------------------------------- interpolated precision
@@ -283,19 +278,19 @@ def _rprec_mult(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.La
     m = (c("_cut") - c("s")).clip(0, c("n")).cast(F64)
     at = rows.filter(c("s") < c("_cut")).group_by(Q).agg(
         in_order_sum(c("b").cast(F64) * m / c("n").cast(F64), "pos").alias("hits_cut"))
-    return at, _safe(c("hits_cut").fill_null(0.0), cut.cast(F64))
+    return at, safe_ratio(c("hits_cut").fill_null(0.0), cut.cast(F64))
 
 
 def _relative_p(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFrame
                 ) -> tuple[pl.LazyFrame | None, pl.Expr]:
     k = params.get("k")
     size = c("qlen") if k is None else pl.lit(k, dtype=pl.Int64)
-    return None, _safe(c("hits"), pl.min_horizontal(size, c("R")).cast(F64))
+    return None, safe_ratio(c("hits"), pl.min_horizontal(size, c("R")).cast(F64))
 
 
 def _set_map(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFrame
              ) -> tuple[pl.LazyFrame | None, pl.Expr]:
-    return None, _safe(c("hits") * c("hits"), c("qlen").cast(F64) * c("R").cast(F64))
+    return None, safe_ratio(c("hits") * c("hits"), c("qlen").cast(F64) * c("R").cast(F64))
 
 
 def _utility(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFrame
@@ -315,7 +310,7 @@ def _bin_g(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFra
         c("b").cum_sum().over(Q).alias("_m"))
     term = 1.0 / (c("pos") + 2 - c("_m")).cast(F64).log(2)
     return (rows.group_by(Q).agg(in_order_sum(term, "pos").alias("bin_g_sum")),
-            _safe(c("bin_g_sum").fill_null(0.0), c("R").cast(F64)))
+            safe_ratio(c("bin_g_sum").fill_null(0.0), c("R").cast(F64)))
 
 
 
@@ -376,7 +371,7 @@ def _g(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFrame
     term = c("g") / _log2(2.0 + c("icost") - c("cg"))
     per = rows.filter(c("g") != 0).group_by(Q).agg(in_order_sum(term, "pos").alias("g_sum"))
     frame = totals.select(Q, "IG").join(per, on=Q, how="left")
-    return frame, _safe(c("g_sum").fill_null(0.0), c("IG"))
+    return frame, safe_ratio(c("g_sum").fill_null(0.0), c("IG"))
 
 
 def _ndcg_rel(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFrame
@@ -415,7 +410,7 @@ def _rndcg(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFra
     tail = ((c("qlen") > c("M") + 1) & (c("M") > 0)).fill_null(False)
     num = c("rn_sum").fill_null(0.0) + pl.when(tail).then(c("rn_dcg") / c("IDCG")).otherwise(0.0)
     den = (c("rn_n").fill_null(0) + tail.cast(pl.Int64)).cast(F64)
-    return frame, pl.when(c("R") > 0).then(_safe(num, den)).otherwise(0.0)
+    return frame, pl.when(c("R") > 0).then(safe_ratio(num, den)).otherwise(0.0)
 
 
 # ------------------------------------------------------------ rank-biased precision, unjudged
@@ -477,7 +472,7 @@ def _unj(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFrame
     rows = _unjudged_rows(ctx, conv, lf)
     if k is None:
         frame = rows.group_by(Q).agg(in_order_sum(c("u"), "pos").alias("unj_n"))
-        return frame, _safe(c("unj_n").fill_null(0.0), c("qlen").cast(F64))
+        return frame, safe_ratio(c("unj_n").fill_null(0.0), c("qlen").cast(F64))
     # each unjudged item of a tie group is in the top k with probability clip(k − s, 0, n)/n
     within = (pl.lit(k, dtype=pl.Int64) - c("s")).clip(0, c("n")).cast(F64) / c("n").cast(F64)
     frame = rows.filter(c("s") < k).group_by(Q).agg(
@@ -512,7 +507,7 @@ def _infap(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFra
         1.0 / (j + 1.0) + (j / (j + 1.0)) * (above / j)
         * ((r + INFAP_EPSILON) / (r + n + 2 * INFAP_EPSILON)))
     frame = rows.group_by(Q).agg(in_order_sum(term, "pos").alias("infap_sum"))
-    return frame, _safe(c("infap_sum").fill_null(0.0), c("R").cast(F64))
+    return frame, safe_ratio(c("infap_sum").fill_null(0.0), c("R").cast(F64))
 
 MULT = Param("mult", float, None, "the multiple of R: the cut-off is (long)(mult·R + 0.9) "
              "(trec_eval's Rprec_mult_0.20 is mult=0.2)", gt=0.0)
