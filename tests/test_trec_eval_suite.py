@@ -709,3 +709,25 @@ def test_trec_evals_m_option_spelling_works_as_metric_ids(cli):
     assert r.stdout.splitlines() == [
         next(line for line in theirs if line.startswith(name + " "))
         for name in ("P_5", "P_10", "map", "ndcg_cut_10")]
+
+
+def test_judged_only_drops_a_negative_relevance_as_trec_eval():
+    """-J with TREC's -1 judgments: trec_eval leaves such a document out as unjudged."""
+    import pytrec_eval
+
+    from evalcli import evaluate
+
+    qrels = {"1": {"a": 1, "b": -1, "c": 0, "d": 1}}
+    run = {"1": {"a": 4.0, "b": 3.0, "c": 2.0, "d": 1.0}}
+    measures = {"map": "map", "P_5": "precision@5", "num_ret": "num_ret",
+                "recip_rank": "mrr"}
+    want = pytrec_eval.RelevanceEvaluator(qrels, set(measures), judged_docs_only_flag=True
+                                          ).evaluate(run)["1"]
+    got = evaluate({"task": "ranking", "metrics": list(measures.values()),
+                    "options": {"compat": "trec_eval", "judged_only": True}},
+                   predictions={"query": ["1"] * 4, "item": ["a", "b", "c", "d"],
+                                "score": [4.0, 3.0, 2.0, 1.0]},
+                   truth={"query": ["1"] * 4, "item": ["a", "b", "c", "d"],
+                          "relevance": [1, -1, 0, 1]}).values()
+    assert want["num_ret"] == 3.0
+    assert got == {mid: pytest.approx(want[m], abs=1e-12) for m, mid in measures.items()}

@@ -84,8 +84,9 @@ def _normalize(lf: pl.LazyFrame, t: TaskInput) -> pl.LazyFrame:
         place = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(
             Q, order_by=[pl.when(rec).then(key), pl.col(IT)], descending=True, nulls_last=True)
         rec = rec & (place <= cap)
-    if t.options.get("judged_only"):  # trec_eval -J, after -M as trec_eval applies them
-        rec = rec & judged
+    if t.options.get("judged_only"):  # trec_eval -J, after -M as trec_eval applies them;
+        # a negative relevance (TREC's -1) is not a judgment there
+        rec = rec & judged & (rel >= 0).fill_null(False)
     segs = [c for c in schema if c.startswith(SEG)]
     out = lf.with_columns(
         key.alias(ORDER), rec.alias(REC), judged.alias(JUDGED), rel.alias(REL),
@@ -182,8 +183,8 @@ TASK = Task(
               "by descending score, ties by item id descending (trec_eval -M N); unset: all",
               nullable=True, ge=1),
         Param("judged_only", bool, False, "evaluate only the predictions the truth judges: "
-              "unjudged items are removed from each list before ranking (trec_eval -J; "
-              "applied after max_per_query, as trec_eval)"),
+              "unjudged items (no truth row, or a negative relevance) are removed from each "
+              "list before ranking (trec_eval -J; applied after max_per_query, as trec_eval)"),
     ),
     checks=_checks,
     normalize=_normalize,
