@@ -462,12 +462,7 @@ def test_random_runs_equal_pytrec_eval_per_query(tmp_path, seed):
     import pytrec_eval
 
     qrels, run = random_trec(seed)
-    pl.DataFrame([(q, d, s) for q, docs in run.items() for d, s in docs.items()],
-                 schema=["query", "item", "score"], orient="row").write_parquet(
-        tmp_path / "run.parquet")
-    pl.DataFrame([(q, d, float(r)) for q, docs in qrels.items() for d, r in docs.items()],
-                 schema=["query", "item", "relevance"], orient="row").write_parquet(
-        tmp_path / "qrels.parquet")
+    _write(tmp_path, qrels, run)
     ids = [*RANDOM_MEASURES.values(), *GEOMETRIC.values()]
     cfg = parse_config({
         "task": "ranking", "predictions": str(tmp_path / "run.parquet"),
@@ -533,12 +528,7 @@ def test_rbp_and_unj_equal_a_reference_written_from_trec_evals_code(tmp_path, se
     descending), relevance -1 to 2 (levels above 1: the gains are scaled) and queries of one
     file only (left out, as trec_eval)."""
     qrels, run = random_trec(seed)
-    pl.DataFrame([(q, d, s) for q, docs in run.items() for d, s in docs.items()],
-                 schema=["query", "item", "score"], orient="row").write_parquet(
-        tmp_path / "run.parquet")
-    pl.DataFrame([(q, d, float(r)) for q, docs in qrels.items() for d, r in docs.items()],
-                 schema=["query", "item", "relevance"], orient="row").write_parquet(
-        tmp_path / "qrels.parquet")
+    _write(tmp_path, qrels, run)
     ids = {"rbp": f"rbp[p={p!r}]", "rbp_resid": f"rbp_resid[p={p!r}]",
            **{f"unj_{k}": f"unjudged_fraction@{k}" for k in (5, 10, 20)}}
     cfg = parse_config({
