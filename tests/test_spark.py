@@ -483,6 +483,24 @@ def test_ranking_segments_weights_ties_policies(spark, tmp_path, fmt):
     assert [s.key for s in got.segments] == [{"tier": "basic"}, {"tier": "gold"}, {"tier": None}]
 
 
+def test_ranking_trec_eval_options(spark, tmp_path):
+    """trec_eval's -M and -J (max_per_query, judged_only) on Spark, with a query whose retrieved
+    items are all unjudged (scored 0 under -J, not dropped as missing)."""
+    pred, truth = ranking_frames(31)
+    pred = pl.concat([pred, pl.DataFrame({"user": ["zz", "zz"], "item": ["x1", "x2"],
+                                          "score": [0.5, 0.4], "weight": [1.0, 1.0],
+                                          "tier": ["gold", "gold"]})])
+    truth = pl.concat([truth, pl.DataFrame({"user": ["zz"], "item": ["y1"], "relevance": [1]})])
+    cfg = {"task": "ranking", "predictions": write(pred, tmp_path, "p", "parquet"),
+           "truth": write(truth, tmp_path, "t", "parquet"),
+           "columns": {"extra": {"query": "user"}},
+           "options": {"compat": "trec_eval", "judged_only": True, "max_per_query": 8},
+           "metrics": ["map", "ndcg", "precision@5", "num_ret", "num_q", "bpref"]}
+    got = same(cfg, tmp_path)
+    both = set(pred["user"]) & set(truth["user"])  # trec_eval's queries, "zz" (nothing judged
+    assert "zz" in both and got.metric("num_q").value == len(both)  # retrieved) included
+
+
 def test_ranking_sample_configs(spark, tmp_path):
     """The bundled list-column (JSONL, exploded) and TREC samples, every metric Spark runs."""
     from tests.conftest import CONFIGS

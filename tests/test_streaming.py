@@ -310,6 +310,20 @@ def test_ranking_engines_agree():
     both_engines({**cfg, "options": {"compat": "ranx"}}, pred, truth)
 
 
+def test_ranking_trec_eval_options_engines_agree():
+    """trec_eval's -M and -J, with a query whose retrieved items are all unjudged."""
+    pred = pl.DataFrame({"query": [1, 1, 1, 2, 2, 3], "item": [1, 2, 3, 4, 5, 6],
+                         "score": [0.9, 0.6, 0.5, 0.3, 0.2, 0.1]})
+    truth = pl.DataFrame({"query": [1, 1, 1, 2, 3], "item": [2, 3, 9, 7, 6],
+                          "relevance": [1, 1, 0, 1, 1]})
+    report = both_engines({"task": "ranking", "metrics": ["map", "num_ret", "num_q", "ndcg"],
+                           "options": {"compat": "trec_eval", "judged_only": True,
+                                       "max_per_query": 2}}, pred, truth)
+    values = {m["id"]: m["value"] for m in report["metrics"]}
+    # query 1 keeps items 1 and 2 (-M), then 2 alone (-J); query 2 is scored with nothing left
+    assert values["num_q"] == 3 and values["num_ret"] == 2
+
+
 def test_auto_engine_streams_above_the_threshold(tmp_path, monkeypatch):
     pred, truth = binary_frames(1000, 14)
     pred.write_parquet(tmp_path / "p.parquet")

@@ -721,3 +721,53 @@ def test_judged_only_drops_a_negative_relevance_as_trec_eval():
                           "relevance": [1, -1, 0, 1]}).values()
     assert want["num_ret"] == 3.0
     assert got == {mid: pytest.approx(want[m], abs=1e-12) for m, mid in measures.items()}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_judged_only_random_runs_equal_pytrec_eval_per_query(tmp_path, seed):
+    """-J on :func:`random_trec` for every measure pytrec_eval has, per query and ``all``,
+    including a query whose retrieved documents are all unjudged: trec_eval still evaluates it
+    (it has results) with nothing retrieved, so it counts 0 where evalcli must not drop it."""
+    import pytrec_eval
+
+    qrels, run = random_trec(seed)
+    qrels["qJ"] = {"x1": 1, "x2": 0}
+    run["qJ"] = {"y1": 2.0, "y2": 1.0}  # retrieved, none judged
+    _write(tmp_path, qrels, run)
+    ids = [*RANDOM_MEASURES.values(), *GEOMETRIC.values()]
+    cfg = parse_config({
+        "task": "ranking", "predictions": str(tmp_path / "run.parquet"),
+        "truth": str(tmp_path / "qrels.parquet"),
+        "options": {"compat": "trec_eval", "judged_only": True}, "metrics": ids}, "test",
+        tmp_path)
+    result = run_config(cfg, per_query_values=True)
+    assert result.per_query is not None
+    col = dict(zip(ids, (m.id for m in result.metrics), strict=True))
+    ours = {str(row["query"]): {mid: row[col[mid]] for mid in ids}
+            for row in result.per_query.iter_rows(named=True)}
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, {
+        "bpref", "iprec_at_recall", "11pt_avg", "set_map", "set_relative_P", "utility",
+        "relative_P", "Rprec_mult", "binG", "G", "ndcg_rel", "Rndcg",
+        "infAP", *GEOMETRIC, "map", "Rprec", "recip_rank", "ndcg", "P", "recall", "ndcg_cut",
+        "map_cut", "success", "set_P", "set_recall", "set_F", "num_ret", "num_rel",
+        "num_rel_ret", "num_nonrel_judged_ret"}, judged_docs_only_flag=True).evaluate(run)
+    assert theirs["qJ"]["num_ret"] == 0 and "qJ" in ours
+    wrong, nan = [], set()
+    for q, values in theirs.items():
+        for measure, mid in RANDOM_MEASURES.items():
+            want = values[measure]
+            if math.isnan(want):  # 0/0 in trec_eval's m_iprec_at_recall.c: nothing retrieved
+                nan.add(measure)
+                want = 0.0
+            if ours[q][mid] is None or abs(ours[q][mid] - want) > 1e-12:
+                wrong.append(f"{measure} {q}: trec_eval {want}, evalcli {ours[q][mid]}")
+    means = {mid: m.value for mid, m in zip(ids, result.metrics, strict=True)}
+    for measure, mid in RANDOM_MEASURES.items():
+        total = sum(0.0 if math.isnan(v[measure]) else v[measure] for v in theirs.values())
+        want = total if mid in COUNTS else total / len(theirs)
+        if abs(means[mid] - want) > 1e-12:
+            wrong.append(f"{measure} all: trec_eval {want}, evalcli {means[mid]}")
+    assert not wrong, "\n".join(wrong[:40])
+    # the one documented difference (docs/ranking.md): where trec_eval divides 0 by 0, 0
+    assert all(m == "11pt_avg" or m.startswith("iprec_at_recall_") for m in nan), nan
+    assert "iprec_at_recall_0.00" in nan

@@ -48,6 +48,10 @@ ORDER = "__s"
 REC, JUDGED, REL, POS = "__rec", "__judged", "__rel", "__pos"
 """Whether the row is recommended, whether it is judged, its relevance (null when unjudged), its
 position in the predictions file (``ties: input``)."""
+LISTED = "__listed"
+"""Under ``judged_only`` (trec_eval -J): whether the row was recommended before the unjudged
+rows left the lists. A query whose every retrieved item is unjudged still has results, so it is
+scored (0 retrieved) rather than counted as missing."""
 F64 = pl.Float64
 SEG = "seg:"
 """The prefix of segment columns."""
@@ -328,6 +332,10 @@ def _joined(memo: Memo, lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None
     truth = truth_per_query(memo, lf, thr, gain_of(conv), k, log_base_of(conv))
     both = top.join(truth, on=Q, how="full", coalesce=True)
     in_rec = c("qlen").is_not_null()
+    if LISTED in lf.collect_schema():  # -J: a query with results, none of them judged
+        listed = lf.filter(c(LISTED)).select(Q).unique().with_columns(pl.lit(True).alias("_l"))
+        both = both.join(listed, on=Q, how="full", coalesce=True)
+        in_rec = in_rec | c("_l").fill_null(False)
     judged = c("J").is_not_null()
     rel = c("R").fill_null(0)
     status = (pl.when(~judged).then(pl.lit("unjudged"))

@@ -14,7 +14,7 @@ from evalcli.errors import InputDataError
 from evalcli.metrics.base import Check, Param
 from evalcli.metrics.ranking.conventions import COMPATS, DUPLICATES
 from evalcli.metrics.ranking.extras import query_stats, query_tables
-from evalcli.metrics.ranking.frame import F64, IT, JUDGED, ORDER, POS, REC, REL, SEG, Q
+from evalcli.metrics.ranking.frame import F64, IT, JUDGED, LISTED, ORDER, POS, REC, REL, SEG, Q
 from evalcli.metrics.task import Role, Task, TaskInput
 
 FAMILY = "ranking"
@@ -84,12 +84,14 @@ def _normalize(lf: pl.LazyFrame, t: TaskInput) -> pl.LazyFrame:
         place = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(
             Q, order_by=[pl.when(rec).then(key), pl.col(IT)], descending=True, nulls_last=True)
         rec = rec & (place <= cap)
+    listed: list[pl.Expr] = []
     if t.options.get("judged_only"):  # trec_eval -J, after -M as trec_eval applies them;
         # a negative relevance (TREC's -1) is not a judgment there
+        listed = [rec.alias(LISTED)]
         rec = rec & judged & (rel >= 0).fill_null(False)
     segs = [c for c in schema if c.startswith(SEG)]
     out = lf.with_columns(
-        key.alias(ORDER), rec.alias(REC), judged.alias(JUDGED), rel.alias(REL),
+        key.alias(ORDER), rec.alias(REC), judged.alias(JUDGED), rel.alias(REL), *listed,
         *(pl.col(c).fill_null(pl.col(c).max().over(Q)) for c in segs),
     )
     if POS not in schema:
