@@ -324,13 +324,18 @@ def expand_cutoff_lists(entries: list[Any]) -> list[Any]:
     return out
 
 
-def parse_metric_id(text: str) -> tuple[str, int | None, dict[str, str]]:
+def parse_metric_id(text: str) -> tuple[str, int | float | None, dict[str, str]]:
     """Split a metric id into name, cut-off and parameters.
 
     >>> parse_metric_id("ndcg@10"), parse_metric_id("auroc")
     (('ndcg', 10, {}), ('auroc', None, {}))
     >>> parse_metric_id("fbeta[beta=2]")
     ('fbeta', None, {'beta': '2'})
+
+    A cut-off at a fraction of the rows (``lift@0.01``) is a number:
+
+    >>> parse_metric_id("lift@0.01")
+    ('lift', 0.01, {})
 
     trec_eval's ``name.N`` is ``name@N`` (its ``name_N`` is resolved by the registry):
 
@@ -367,11 +372,15 @@ def parse_metric_id(text: str) -> tuple[str, int | None, dict[str, str]]:
     if re.fullmatch(r"-?\d+=[^,=]+(?:,-?\d+=[^,=]+)*", m.group(2)):
         params.setdefault("gains", m.group(2))
         return m.group(1).lower(), None, params
-    try:
+    k: int | float
+    if re.fullmatch(r"\d+", m.group(2)):
         k = int(m.group(2))
-    except ValueError:
-        raise ConfigError(f"in '{clip(text)}', the cut-off after @ must be an integer"
-                          ) from None
+    elif re.fullmatch(r"\d*\.\d+", m.group(2)) and "@" in text:  # a fraction: lift@0.01
+        k = float(m.group(2))
+    else:
+        raise ConfigError(f"in '{clip(text)}', the cut-off after @ must be an integer (or, "
+                          "for a cut-off at a fraction, a number such as 0.01)",
+                          hint="write ndcg@10, or lift@0.01")
     return m.group(1).lower(), k, params
 
 

@@ -713,15 +713,27 @@ def test_precision_and_lift_at_top_match_the_interpolated_roc_counts(
 def test_precision_at_top_is_the_plain_top_k_without_ties() -> None:
     rng = np.random.default_rng(3)
     y, s = rng.integers(0, 2, 200), rng.permutation(200) / 200  # distinct scores
-    got = ours(y.tolist(), s.tolist(), None, ["precision_at_top[fraction=0.05]"])
+    got = ours(y.tolist(), s.tolist(), None, ["precision_at_top@0.05"])
     top = np.argsort(-s)[:10]
-    assert got["precision_at_top[fraction=0.05]"] == pytest.approx(y[top].mean(), rel=1e-12)
+    assert got["precision_at_top@0.05"] == pytest.approx(y[top].mean(), rel=1e-12)
+
+
+def test_a_fraction_is_the_cut_off_of_the_top_metrics() -> None:
+    """``lift@0.2`` (issue 15's lift@fraction) is lift_at_top[fraction=0.2], and the id writes
+    the fraction as the cut-off; an integer metric refuses a fraction."""
+    y, s = [1, 1, 0, 0, 0, 0, 1, 0, 0, 0], [0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1, 0.0]
+    for spelling in ("lift@0.2", "lift_at_top@.2", "lift_at_top[fraction=0.2]",
+                     {"metric": "lift", "fraction": 0.2}):
+        assert ours(y, s, None, [spelling]) == {"lift_at_top@0.2": pytest.approx(1 / 0.3)}
+    assert ours(y, s, None, ["precision_at_top@1"]) == {"precision_at_top@1": 0.3}
+    with pytest.raises(MetricError, match="disagree"):
+        run(frame(y, s), "binary", [{"metric": "lift@0.2", "fraction": 0.3}])
 
 
 def test_operating_points_undefined_cases_and_parameters() -> None:
     got = run(frame([0, 0, 0], [0.2, 0.4, 0.9]), "binary", [
-        "recall_at_precision[min_precision=0.5]", "precision_at_top[fraction=0.5]",
-        "lift_at_top[fraction=0.5]", "min_cost", "specificity_at_sensitivity[min_sensitivity=1]"])
+        "recall_at_precision[min_precision=0.5]", "precision_at_top@0.5",
+        "lift_at_top@0.5", "min_cost", "specificity_at_sensitivity[min_sensitivity=1]"])
     by = {m.metric: m for m in got.metrics}
     assert by["recall_at_precision"].notes == ["undefined: no positive labels"]
     assert by["precision_at_top"].value == 0.0  # no positive in the top: a true 0
@@ -730,7 +742,7 @@ def test_operating_points_undefined_cases_and_parameters() -> None:
     assert by["specificity_at_sensitivity"].notes == ["undefined: no positive labels"]
     for bad, msg in (("recall_at_precision", "'min_precision'.*may not be empty"),
                      ("recall_at_precision[min_precision=1.5]", "must be <= 1"),
-                     ("precision_at_top[fraction=0]", "must be > 0"),
+                     ("precision_at_top@0", "must be > 0"),
                      ("min_cost[fn_cost=-1]", "must be > 0")):
         with pytest.raises(MetricError, match=msg):
             run(frame([0, 1], [0.2, 0.4]), "binary", [bad])
@@ -1116,6 +1128,6 @@ def test_curves_hold_the_gain_table_of_each_lift_table() -> None:
         assert block["gain"].to_numpy() == pytest.approx(
             reference_gain(y, s, w, groups)["gain"], rel=1e-9)
     # lift_at_top alone: deciles
-    alone = _curves_run(df, ["lift_at_top[fraction=0.05]"], columns={"weight": "w"})["gain"]
+    alone = _curves_run(df, ["lift_at_top@0.05"], columns={"weight": "w"})["gain"]
     assert alone["groups"].unique().to_list() == [10]
     assert "gain" not in _curves_run(df, ["auroc"], columns={"weight": "w"})

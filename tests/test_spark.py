@@ -148,7 +148,7 @@ def test_binary_operating_points(spark, tmp_path):
                "recall_at_precision[min_precision=0.7]", "precision_at_recall[min_recall=0.8]",
                "sensitivity_at_specificity[min_specificity=0.9]",
                "specificity_at_sensitivity[min_sensitivity=0.9]", "min_cost[fn_cost=5]",
-               "precision_at_top[fraction=0.1]", "lift_at_top[fraction=0.1]"]}
+               "precision_at_top@0.1", "lift_at_top@0.1"]}
     got = same(cfg, tmp_path)
     assert all(m.details.get("threshold") is not None for m in got.metrics[:4])
 

@@ -99,8 +99,8 @@ OPERATING_POINTS = [
     "recall_at_precision[min_precision=0.6]", "precision_at_recall[min_recall=0.8]",
     "sensitivity_at_specificity[min_specificity=0.9]",
     "specificity_at_sensitivity[min_sensitivity=0.9]", "min_cost[fn_cost=5]",
-    "precision_at_top[fraction=0.05]", "lift_at_top[fraction=0.05]",
-    "precision_at_top[fraction=1]",  # the cut after the last row
+    "precision_at_top@0.05", "lift_at_top@0.05",
+    "precision_at_top@1",  # the cut after the last row
 ]
 
 
@@ -113,7 +113,7 @@ def test_binary_operating_points_agree():
     by = {m["id"]: m for m in report["metrics"]}
     assert all(by[m]["details"]["threshold"] is not None for m in OPERATING_POINTS[:4])
     joined = pred.join(truth, on="id").filter(pl.col("weight") > 0)
-    assert math.isclose(by["precision_at_top[fraction=1]"]["value"],
+    assert math.isclose(by["precision_at_top@1"]["value"],
                         (joined["label"] * joined["weight"]).sum() / joined["weight"].sum(),
                         rel_tol=1e-12)
 

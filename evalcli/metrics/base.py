@@ -572,7 +572,7 @@ def metric_id(metric: Metric, params: Params) -> str:
     """
     out = metric.name
     if metric.cutoff is not None and params.get(metric.cutoff) is not None:
-        out += f"@{params[metric.cutoff]}"
+        out += f"@{_stable(params[metric.cutoff])}"
     extras = []
     for p in sorted(metric.params, key=lambda p: p.name):
         if p.name == metric.cutoff:

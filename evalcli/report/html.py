@@ -271,7 +271,8 @@ def _matrix_figure(m: MetricResult, title: str) -> str:
                    f"{title}: rows are the {rows}, columns the {columns}.")
 
 
-AT_K = re.compile(r"^(?P<name>[^@\[]+)@(?P<k>\d+)(?P<rest>.*)$")
+AT_K = re.compile(r"^(?P<name>[^@\[]+)@(?P<k>\d+)(?P<rest>(?:\[.*)?)$")
+"""An id with an integer cut-off (``ndcg@10[gain=exponential]``; not ``lift@0.01``)."""
 
 
 def at_k_series(metrics: Sequence[MetricResult]) -> dict[str, list[tuple[int, float | None]]]:

@@ -280,7 +280,8 @@ def _level(name: str, rate: str) -> Param:
 
 
 FRACTION = Param("fraction", float, None, "the share of the rows (of the weight) with the "
-                 "highest scores, from 0 (excluded) to 1: 0.01 is the top 1%", gt=0.0, le=1.0)
+                 "highest scores, from 0 (excluded) to 1: 0.01 is the top 1% (the cut-off: "
+                 "lift@0.01 is lift_at_top[fraction=0.01])", gt=0.0, le=1.0)
 THRESHOLDS = ("Thresholds are the distinct scores (a row is predicted positive when score >= "
               "threshold); the threshold reaching the value is in details.threshold, with the "
               "constrained rate there. ")
@@ -405,7 +406,7 @@ METRICS: list[Metric] = [
         "(positives in the top fraction·Σw of weight) / (fraction·Σw), rows by score, highest "
         "first",
         "higher", (SCORE,), _score_stats, _precision_at_top_value,
-        params=(FRACTION,),
+        params=(FRACTION,), cutoff="fraction",
         conventions="The top holds fraction·Σw of weight (fraction·N rows, unweighted), not "
         "rounded to whole rows. The rows whose score equals the lowest score in the top count "
         "in part: the share of their weight the top still holds, with that share of their "
@@ -419,11 +420,11 @@ METRICS: list[Metric] = [
         in_default_set=False,
         example="""
         >>> from evalcli import evaluate
-        >>> r = evaluate({"task": "binary", "metrics": ["precision_at_top[fraction=0.25]"]},
+        >>> r = evaluate({"task": "binary", "metrics": ["precision_at_top@0.25"]},
         ...              predictions={"label": [1, 0, 1, 0, 0, 0, 1, 0],
         ...                           "score": [0.9, 0.7, 0.7, 0.7, 0.5, 0.3, 0.2, 0.1]})
         >>> r.values()  # the top 2 rows: 0.9 (+) and one of the three at 0.7 (1 of 3 positive)
-        {'precision_at_top[fraction=0.25]': 0.6666666666666666}
+        {'precision_at_top@0.25': 0.6666666666666666}
         """,
     ),
     Metric(
@@ -431,7 +432,7 @@ METRICS: list[Metric] = [
         "positives (lift)",
         "precision_at_top(fraction) / (P / Σw)",
         "higher", (SCORE,), _score_stats, _lift_at_top_value,
-        params=(FRACTION,),
+        params=(FRACTION,), cutoff="fraction",
         conventions="precision_at_top over the base rate: 1 is no better than picking rows "
         "at random, 1/base rate is every row of the top positive. Ties count in part as in "
         "precision_at_top. Undefined without positives. details holds the threshold, the "
@@ -441,11 +442,11 @@ METRICS: list[Metric] = [
         aliases=("lift",), range=(0.0, None), in_default_set=False,
         example="""
         >>> from evalcli import evaluate
-        >>> r = evaluate({"task": "binary", "metrics": ["lift_at_top[fraction=0.2]"]},
+        >>> r = evaluate({"task": "binary", "metrics": ["lift@0.2"]},
         ...              predictions={"label": [1, 1, 0, 0, 0, 0, 1, 0, 0, 0],
         ...                           "score": [0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1, 0.0]})
         >>> r.values()  # precision 1 in the top 2 rows, base rate 3/10
-        {'lift_at_top[fraction=0.2]': 3.3333333333333335}
+        {'lift_at_top@0.2': 3.3333333333333335}
         """,
     ),
     Metric(
