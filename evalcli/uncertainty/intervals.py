@@ -302,14 +302,20 @@ def _placements(x: FloatArray, y: FloatArray) -> tuple[FloatArray, FloatArray]:
     new_run = np.empty(z.size, dtype=bool)
     new_run[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=new_run[1:])
-    starts = np.flatnonzero(new_run)
-    length = np.diff(np.append(starts, z.size))  # runs of equal scores, in score order
-    pos_in = np.add.reduceat(positive.astype(np.int64), starts)
-    neg_in = length - pos_in
-    neg_below = np.cumsum(neg_in) - neg_in
-    pos_above = m - np.cumsum(pos_in)
-    placed = np.where(positive, np.repeat((neg_below + 0.5 * neg_in) / n, length),
-                      np.repeat((pos_above + 0.5 * pos_in) / m, length))
+    pos_cum = np.cumsum(positive)  # positives at or before each place, in score order
+    if new_run.all():  # no ties (continuous scores): each place is its own run
+        neg_below = np.arange(z.size) - (pos_cum - positive)
+        placed = np.where(positive, neg_below / n, (m - pos_cum) / m)
+    else:
+        starts = np.flatnonzero(new_run)
+        ends = np.append(starts[1:], z.size) - 1
+        length = ends - starts + 1  # runs of equal scores, in score order
+        pos_in = pos_cum[ends] - (pos_cum[starts] - positive[starts])
+        neg_in = length - pos_in
+        neg_below = starts - (pos_cum[starts] - positive[starts])
+        pos_above = m - pos_cum[ends]
+        placed = np.where(positive, np.repeat((neg_below + 0.5 * neg_in) / n, length),
+                          np.repeat((pos_above + 0.5 * pos_in) / m, length))
     out = np.empty(z.size, dtype=np.float64)
     out[order] = placed
     return out[:m], out[m:]
