@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import polars as pl
 
-from evalcli.metrics.base import Metric, MetricValue, Param, Params, StatValues
-from evalcli.metrics.regression.stats import ABS_ERRORS, EPS64, MOMENTS, abs_errors, moments
+from evalcli.metrics.base import Context, Metric, MetricValue, Param, Params, Stat, StatValues
+from evalcli.metrics.regression.conventions import DEFINITION, effective
+from evalcli.metrics.regression.stats import (
+    ABS_ERRORS,
+    EPS64,
+    MOMENTS,
+    SPREAD,
+    abs_errors,
+    moments,
+    spread,
+)
 from evalcli.metrics.regression.task import FAMILY
+from evalcli.metrics.task import options_of
 
 
 def _m(stats: StatValues) -> dict[str, float]:
@@ -66,6 +76,26 @@ def _explained_variance(m: dict[str, float]) -> MetricValue:
     return MetricValue(1 - m["m2_e"] / m["m2_y"])
 
 
+def _ev_stats(p: Params, c: Context) -> Sequence[Stat]:
+    """The moments; with definition spark, the predictions' spread too."""
+    if effective(DEFINITION, p, c.options) == "spark":
+        return [*moments(p, c), *spread(p, c)]
+    return moments(p, c)
+
+
+def _explained_variance_value(stats: StatValues, params: Params) -> MetricValue:
+    """ratio: scikit-learn's score; spark: SSreg / Σw, where SSreg = Σw·(ŷ − ȳ)² is taken
+    as Σw·(ŷ − ŷ̄)² + Σw·(ŷ̄ − ȳ)² (both terms non-negative: no cancellation), ŷ̄ − ȳ being
+    minus the mean error."""
+    if effective(DEFINITION, params, options_of(stats)) != "spark":
+        return _value(_explained_variance)(stats, params)
+    m = _m(stats)
+    if m["w"] <= 0:
+        return MetricValue(None, notes=["no rows (or zero total weight)"])
+    ss_reg = float(stats[SPREAD][f"{SPREAD}.m2_p"]) + m["w"] * m["mean_e"] ** 2
+    return MetricValue(ss_reg / m["w"])
+
+
 def _median_ae(stats: StatValues, params: Params) -> MetricValue:
     df: pl.DataFrame = stats[ABS_ERRORS]
     df = df.filter(pl.col("w") > 0)
@@ -97,10 +127,11 @@ def _metric(name: str, summary: str, formula: str, fn: Callable[[dict[str, float
             direction: str = "lower", aliases: tuple[str, ...] = (), conventions: str = "",
             rng: tuple[float | None, float | None] = (0.0, None), example: str = "",
             params: tuple[Param, ...] = (),
-            value: Callable[[StatValues, Params], MetricValue] | None = None) -> Metric:
+            value: Callable[[StatValues, Params], MetricValue] | None = None,
+            stats: Callable[[Params, Context], Sequence[Stat]] = moments) -> Metric:
     return Metric(
         name, FAMILY, summary, formula, direction,  # type: ignore[arg-type]
-        REG, moments, value or _value(fn), params=params,
+        REG, stats, value or _value(fn), params=params,
         conventions=conventions or "Weighted by the weight column.",
         peer=PEER, aliases=aliases, range=rng, example=example,
     )
@@ -158,12 +189,24 @@ METRICS: list[Metric] = [
             ...     ).values()  # 1 − 2/2 and 1 − 2/14
             {'r2': 0.0, 'r2[through_origin=true]': 0.8571428571428572}
             """),
-    _metric("explained_variance", "share of the target's variance the errors do not have",
-            "1 − Var_w(y − ŷ) / Var_w(y)", _explained_variance, direction="higher",
-            aliases=("explained_variance_score",), rng=(None, 1.0),
-            conventions="Weighted population variances. A constant target gives 1 or 0 with "
-            "a note (scikit-learn's force_finite). Spark's explainedVariance is a different "
-            "quantity (the variance of the predictions), not this score.",
+    _metric("explained_variance",
+            "share of the target's variance the errors do not have; definition spark: the "
+            "predictions' mean squared deviation from the mean target (Spark MLlib's)",
+            "1 − Var_w(y − ŷ) / Var_w(y) (definition spark: Σ w·(ŷ − ȳ)² / Σ w)",
+            _explained_variance, direction="higher", aliases=("explained_variance_score",),
+            rng=(None, None), params=(DEFINITION.param,), value=_explained_variance_value,
+            stats=_ev_stats,
+            conventions="Weighted population variances; ȳ is the weighted mean of the "
+            "target. definition: unset is ratio, or the task option compat's (compat: spark "
+            "sets spark, compat: sklearn ratio). ratio (scikit-learn's "
+            "explained_variance_score) is at most 1; a constant target gives 1 or 0 with a "
+            "note (scikit-learn's force_finite). spark is Spark MLlib's "
+            "RegressionMetrics.explainedVariance (RegressionEvaluator's 'var'): SSreg / Σ w, "
+            "the mean squared deviation of the predictions from the mean target, in the "
+            "target's squared units, at least 0 and not bounded by 1 (0 only when every "
+            "prediction is ȳ); it is not a share of the target's variance, and with perfect "
+            "predictions it is the target's variance. Spark's weighted mean and weight sum "
+            "are Σ w·y / Σ w and Σ w, as here.",
             example="""
             >>> from evalcli import evaluate
             >>> evaluate({"task": "regression", "metrics": ["explained_variance", "r2"]},

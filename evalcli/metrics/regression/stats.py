@@ -2,8 +2,9 @@
 of the target and of the error, sums of absolute and relative errors, maximum error), from exact
 sums of terms exact per row (the target's square by Dekker's product), combined in exact
 arithmetic: the same rows give the same bits however they are split, and R² keeps every digit on
-targets with large means; ``abs_errors`` (weight per distinct absolute error) gives the exact
-(weighted) median.
+targets with large means; ``spread`` (the predictions' centred sum of squares, exact the same
+way; only Spark's explained variance asks for it); ``abs_errors`` (weight per distinct absolute
+error) gives the exact (weighted) median.
 """
 
 from __future__ import annotations
@@ -37,6 +38,40 @@ MOMENTS = "regression.moments"
 ABS_ERRORS = "regression.abs_errors"
 
 
+def _times(base: pl.Expr, f: Callable[[Any], Any]) -> Scale:
+    return (base, f)
+
+
+# fl(a²) <= a²·(1 + 2^-52) and its error <= 2^-53·fl(a²); a product likewise
+TINY = 2.0**-52
+
+
+def _square_terms(x: pl.Expr, name: str, weighted: bool) -> dict[str, tuple[pl.Expr, Scale, int]]:
+    """The terms of Σw·x and Σw·x² (``name``, ``name2`` and their rounding errors), each exact
+    per row (Dekker's product): their sums are exactly those of the data's values."""
+    xm = x.abs().max()
+    x2, x2_err = two_square(x)
+    if not weighted:
+        return {name: (x, xm, 2), f"{name}2": (x2, _times(xm, lambda v: v * v * 2.0), 3),
+                f"{name}2_err": (x2_err, _times(xm, lambda v: v * v * TINY), 2)}
+    w = pl.col("weight")
+    wx, wx_err = two_product(w, x)
+    wx2, wx2_err = two_product(w, x2)
+    wx2e, wx2e_err = two_product(w, x2_err)
+    wxm, wx2m = (w * x.abs()).max(), (w * x * x).max()
+    return {name: (wx, _times(wxm, lambda v: v * 2.0), 2),
+            f"{name}_err": (wx_err, _times(wxm, lambda v: v * TINY), 2),
+            f"{name}2": (wx2, _times(wx2m, lambda v: v * 4.0), 3),
+            f"{name}2_err": (wx2_err, _times(wx2m, lambda v: v * TINY * 2.0), 2),
+            f"{name}2_err2": (wx2e, _times(wx2m, lambda v: v * TINY * 2.0), 2),
+            f"{name}2_err3": (wx2e_err, _times(wx2m, lambda v: v * TINY * TINY * 2.0), 2)}
+
+
+def _square_names(name: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The terms that add up to Σw·x and to Σw·x² (see :func:`_square_terms`)."""
+    return (name, f"{name}_err"), (f"{name}2", f"{name}2_err", f"{name}2_err2", f"{name}2_err3")
+
+
 def _terms(weighted: bool) -> dict[str, tuple[pl.Expr, Scale, int]]:
     """The sums of the moments, each term exact per row so that the sums are exactly those
     of the data's values: Σw, Σw·y and Σw·y² (with the products' rounding errors: Dekker's
@@ -55,34 +90,16 @@ def _terms(weighted: bool) -> dict[str, tuple[pl.Expr, Scale, int]]:
     y, w = pl.col("label"), pl.col("weight")
     e = y - pl.col("prediction")
     ape = e.abs() / pl.max_horizontal(y.abs(), pl.lit(EPS64))
-    ym, em = y.abs().max(), e.abs().max()
-    y2, y2_err = two_square(y)
-
-    def times(base: pl.Expr, f: Callable[[Any], Any]) -> Scale:
-        return (base, f)
-
-    # fl(a²) <= a²·(1 + 2^-52) and its error <= 2^-53·fl(a²); a product likewise
-    tiny = 2.0**-52
+    em = e.abs().max()
     if not weighted:
-        return {"y": (y, ym, 2), "y2": (y2, times(ym, lambda v: v * v * 2.0), 3),
-                "y2_err": (y2_err, times(ym, lambda v: v * v * tiny), 2), "e": (e, em, 2),
-                "e2": (e**2, times(em, lambda v: v * v * 2.0), 3), "ae": (e.abs(), em, 2),
+        return {**_square_terms(y, "y", weighted), "e": (e, em, 2),
+                "e2": (e**2, _times(em, lambda v: v * v * 2.0), 3), "ae": (e.abs(), em, 2),
                 "ape": (ape, ape.max(), 3)}
-    wm = w.max()
-    wy, wy_err = two_product(w, y)
-    wy2, wy2_err = two_product(w, y2)
-    wy2e, wy2e_err = two_product(w, y2_err)
-    wym, wem = (w * y.abs()).max(), (w * e.abs()).max()
-    wy2m = (w * y * y).max()
-    return {"w": (w, wm, 2), "y": (wy, times(wym, lambda v: v * 2.0), 2),
-            "y_err": (wy_err, times(wym, lambda v: v * tiny), 2),
-            "y2": (wy2, times(wy2m, lambda v: v * 4.0), 3),
-            "y2_err": (wy2_err, times(wy2m, lambda v: v * tiny * 2.0), 2),
-            "y2_err2": (wy2e, times(wy2m, lambda v: v * tiny * 2.0), 2),
-            "y2_err3": (wy2e_err, times(wy2m, lambda v: v * tiny * tiny * 2.0), 2),
-            "e": (w * e, times(wem, lambda v: v * 2.0), 2),
-            "e2": (w * e**2, times((w * e * e).max(), lambda v: v * 4.0), 3),
-            "ae": (w * e.abs(), times(wem, lambda v: v * 2.0), 2),
+    wem = (w * e.abs()).max()
+    return {"w": (w, w.max(), 2), **_square_terms(y, "y", weighted),
+            "e": (w * e, _times(wem, lambda v: v * 2.0), 2),
+            "e2": (w * e**2, _times((w * e * e).max(), lambda v: v * 4.0), 3),
+            "ae": (w * e.abs(), _times(wem, lambda v: v * 2.0), 2),
             "ape": (w * ape, (w * ape).max(), 3)}
 
 
@@ -131,9 +148,9 @@ def _part_moments(rows: list[dict[str, Any]], columns: Sequence[str], exactly: b
     n = sum(float(r[f"{k}.n"] or 0.0) for r in rows)
     if f"{k}.y#x:j" in columns:
         w = total("w") if f"{k}.w#x:j" in columns else Fraction(int(n)) if exactly else n
-        return {"w": w, "n": n, "sy": total("y", "y_err"),
-                "sy2": total("y2", "y2_err", "y2_err2", "y2_err3"), "se": total("e"),
-                "se2": total("e2"), "sae": total("ae"), "sape": total("ape")}
+        y_names, y2_names = _square_names("y")
+        return {"w": w, "n": n, "sy": total(*y_names), "sy2": total(*y2_names),
+                "se": total("e"), "se2": total("e2"), "sae": total("ae"), "sape": total("ape")}
     zero: Fraction | float = Fraction(0) if exactly else 0.0
     out: Moments = {"w": zero, "n": n, "sy": zero, "sy2": zero, "se": zero, "se2": zero,
                     "sae": zero, "sape": zero}
@@ -203,6 +220,59 @@ def moments(p: Params, c: Context) -> Sequence[Stat]:
     return [AggStat(MOMENTS, _moment_exprs(weighted), _combine_moments,
                     extremes={f"{MOMENTS}.max_e": "max", f"{MOMENTS}.lo_e": "min",
                               f"{MOMENTS}.hi_e": "max"})]
+
+
+SPREAD = "regression.spread"
+
+
+def _spread_exprs(weighted: bool) -> Callable[[], list[pl.Expr]]:
+    """Σw (or the row count), Σw·ŷ and Σw·ŷ², exactly (the terms of the target's)."""
+    def exprs() -> list[pl.Expr]:
+        k = SPREAD
+        terms = _square_terms(pl.col("prediction"), "p", weighted)
+        if weighted:
+            w = pl.col("weight")
+            terms = {"w": (w, w.max(), 2), **terms}
+        out = [pl.len().cast(F64).alias(f"{k}.n")]
+        for name, (x, scale, limbs) in terms.items():
+            out += exact_sum(x, f"{k}.{name}", top=None, limbs=limbs, scale=scale)
+        return out
+
+    return exprs
+
+
+def _combine_spread(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """Each segment's total weight and the predictions' centred sum of squares
+    Σw·(ŷ − ŷ̄)² = Σw·ŷ² − (Σw·ŷ)²/Σw, in exact arithmetic (rounded once)."""
+    k = SPREAD
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for part in df.iter_rows(named=True):
+        groups.setdefault(tuple(part[c] for c in keys), []).append(part)
+    sp_names, sp2_names = _square_names("p")
+    out = []
+    for key, rows in groups.items():
+        def total(names: Sequence[str], rows: list[dict[str, Any]] = rows) -> Fraction | float:
+            return sum((exact_total(rows, f"{k}.{n}") for n in names
+                        if f"{k}.{n}#x:j" in df.columns), Fraction(0))
+
+        n = sum(float(r[f"{k}.n"] or 0.0) for r in rows)
+        w = total(["w"]) if f"{k}.w#x:j" in df.columns else Fraction(n)
+        sp, sp2 = total(sp_names), total(sp2_names)
+        try:
+            m2 = to_float(sp2 - sp * sp / w) if w else 0.0
+        except OverflowError:  # beyond the float range: the same formula in floats
+            fw, fsp = to_float(w), to_float(sp)
+            m2 = to_float(sp2) - fsp * fsp / fw
+        row: dict[str, Any] = dict(zip(keys, key, strict=True))
+        row.update({f"{k}.w": to_float(w), f"{k}.m2_p": m2})
+        out.append(row)
+    schema: dict[str, Any] = {**df.select(keys).schema, f"{k}.w": F64, f"{k}.m2_p": F64}
+    return pl.DataFrame(out, schema=schema) if out else pl.DataFrame(schema=schema)
+
+
+def spread(p: Params, c: Context) -> Sequence[Stat]:
+    """The predictions' weighted centred sum of squares (Spark's explained variance)."""
+    return [AggStat(SPREAD, _spread_exprs(is_weighted(c)), _combine_spread)]
 
 
 def _abs_errors_build(lf: pl.LazyFrame, keys: list[str], weighted: bool = False

@@ -9,6 +9,7 @@ from collections.abc import Callable
 import polars as pl
 
 from evalcli.metrics.base import Check
+from evalcli.metrics.regression.conventions import COMPAT
 from evalcli.metrics.regression.extras import residual_stats, residual_table
 from evalcli.metrics.task import Role, Task, TaskInput
 
@@ -50,6 +51,7 @@ TASK = Task(
         Role("label", "the true value (target)", True, numeric=True),
         Role("prediction", "the predicted value", True, numeric=True),
     ),
+    options=(COMPAT,),
     checks=_checks,
     normalize=_normalize,
     extras=residual_stats,
