@@ -836,6 +836,58 @@ def _ils(c: Call, params: Mapping[str, Any]) -> float:
                           for top in _top(c, params["k"]).values()]))
 
 
+def _places(c: Call, params: Mapping[str, Any]) -> dict[str, int]:
+    """Top-k places per item (the examples have no ties)."""
+    out: dict[str, int] = {}
+    for top in _top(c, params["k"]).values():
+        for i in top:
+            out[i] = out.get(i, 0) + 1
+    return out
+
+
+def _entropy(c: Call, params: Mapping[str, Any]) -> float:
+    """Shani and Gunawardana's eq. 21: −Σ p log2 p over the recommended items."""
+    x = np.array(list(_places(c, params).values()), float)
+    p = x / x.sum()
+    return float(-(p * np.log2(p)).sum())
+
+
+def _gini(c: Call, params: Mapping[str, Any]) -> float:
+    """1/(n−1) Σ (2j − n − 1) p_j over the catalog (the examples' items), p ascending."""
+    run, qrels = _lists(c)
+    catalog = {i for s in (*run.values(), *qrels.values()) for i in s}
+    places = _places(c, params)
+    p = np.sort(np.array([places.get(i, 0) for i in catalog], float))
+    p /= p.sum()
+    n = len(p)
+    return float(((2 * np.arange(1, n + 1) - n - 1) * p).sum() / (n - 1))
+
+
+def _arp(c: Call, params: Mapping[str, Any]) -> float:
+    """Abdollahpouri et al.: mean over users of the mean φ(i) of the top k, φ(i) the number
+    of users for whom i is relevant (no training file in the example)."""
+    qrels = _lists(c)[1]
+    phi = {i: sum(i in s for s in qrels.values()) for s in qrels.values() for i in s}
+    return float(np.mean([np.mean([phi.get(i, 0) for i in top])
+                          for top in _top(c, params["k"]).values()]))
+
+
+def _serendipity(c: Call, params: Mapping[str, Any]) -> float:
+    """recommenders' user_serendipity averaged: co-occurrence cosine with each past item."""
+    train = pl.read_csv(c.config["options"]["train_file"], infer_schema=False)
+    history: dict[str, set[str]] = {}
+    for u, i in train.select("user", "item").iter_rows():
+        history.setdefault(u, set()).add(i)
+    users = {i: {u for u, h in history.items() if i in h} for h in history.values() for i in h}
+
+    def sim(a: str, b: str) -> float:
+        ua, ub = users.get(a, set()), users.get(b, set())
+        return len(ua & ub) / math.sqrt(len(ua) * len(ub)) if ua and ub else 0.0
+
+    return float(np.mean([np.mean([1 - np.mean([sim(i, j) for j in history[q]]) for i in top])
+                          for q, top in _top(c, params["k"]).items() if q in history]))
+
+
 REFERENCES: dict[str, Reference] = {
     # ranking: trec_eval per query (ties averaged over every order), the rest by hand
     "ranking/precision": _ranking(lambda ps: f"P_{ps['k']}", _precision_list),
@@ -876,6 +928,10 @@ REFERENCES: dict[str, Reference] = {
     "ranking/novelty": _per_metric(_novelty),
     "ranking/intra_list_similarity": _per_metric(_ils),
     "ranking/diversity": _per_metric(lambda c, ps: 1 - _ils(c, ps)),
+    "ranking/serendipity": _per_metric(_serendipity),
+    "ranking/distributional_coverage": _per_metric(_entropy),
+    "ranking/gini": _per_metric(_gini),
+    "ranking/average_recommendation_popularity": _per_metric(_arp),
     # multilabel: scikit-learn on indicator matrices; Spark's label space by hand
     "multilabel/precision": _ml(skm.precision_score),
     "multilabel/recall": _ml(skm.recall_score),

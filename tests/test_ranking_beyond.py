@@ -160,7 +160,8 @@ def test_ils_from_a_similarity_table(tmp_path):
 def test_ils_needs_a_side_file(tmp_path):
     from evalcli.errors import MetricError
 
-    with pytest.raises(MetricError, match="item features or a similarity table"):
+    with pytest.raises(MetricError, match="item features, a similarity table or the training "
+                       "interactions"):
         _run(tmp_path, CASE, ["intra_list_similarity@3"])
 
 

@@ -169,6 +169,10 @@ TRAITS: dict[str, Traits] = {
     "ranking/novelty": Traits("other", None, {"k": 3}),
     "ranking/intra_list_similarity": Traits("other", None, {"k": 3}),
     "ranking/diversity": Traits("other", None, {"k": 3}),
+    "ranking/serendipity": Traits("other", None, {"k": 3}),
+    "ranking/distributional_coverage": Traits("other", None, {"k": 3}),
+    "ranking/gini": Traits("other", None, {"k": 3}),
+    "ranking/average_recommendation_popularity": Traits("other", None, {"k": 3}),
 }
 
 
@@ -238,7 +242,12 @@ def _ranking(rng: np.random.Generator, n: int) -> Data:
     frame = pl.DataFrame({"query": [f"q{q}" for q in query], "item": item,
                           "score": np.round(rng.random(n), 1),
                           "relevance": pl.Series(rel, dtype=pl.Float64)})
-    return Data(frame, {"options": {"item_features_file": str(features)}}, swap=None)
+    train = TMP / f"train{rng.integers(1 << 30)}.parquet"  # past interactions of half the users
+    pl.DataFrame({"user": [f"q{q}" for q in rng.integers(0, max(2, n // 12), 3 * n // 6 + 1)],
+                  "item": [f"i{i:02d}" for i in rng.integers(0, 20, 3 * n // 6 + 1)]}
+                 ).write_parquet(train)
+    return Data(frame, {"options": {"item_features_file": str(features),
+                                    "train_file": str(train)}}, swap=None)
 
 
 FAMILY_DATA: dict[str, Callable[[np.random.Generator, int], Data]] = {

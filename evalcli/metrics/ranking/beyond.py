@@ -3,8 +3,9 @@ similarity and diversity, at a cut-off k.
 
 They look at what is recommended, not at whether it is relevant, so the relevance policies do
 not apply: every query of the predictions counts. Side inputs come from the task's options
-(paths relative to the config's folder): ``items_file`` (the catalog), ``popularity_file``,
-``item_features_file`` or ``similarity_file``.
+(paths relative to the config's folder, see :mod:`.side`): ``items_file`` (the catalog),
+``popularity_file``, ``item_features_file``, ``similarity_file`` or ``train_file`` (the training
+interactions: popularity, catalog and co-occurrence similarity).
 
 >>> from evalcli.metrics.ranking.beyond import METRICS
 >>> [m.name for m in METRICS]
@@ -15,15 +16,25 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import polars as pl
 
-from evalcli.errors import MetricError
-from evalcli.metrics.base import Context, FrameStat, Metric, MetricValue, Params, Stat, StatValues
+from evalcli.metrics.base import (
+    Context,
+    FrameStat,
+    Metric,
+    MetricValue,
+    Param,
+    Params,
+    Stat,
+    StatValues,
+)
 from evalcli.metrics.ranking.conventions import (
     COMPAT,
     K_REQUIRED,
+    NOVELTY_AVERAGE,
     STRICT_TIES,
     THRESHOLD,
     TIES,
@@ -31,15 +42,26 @@ from evalcli.metrics.ranking.conventions import (
     effective,
 )
 from evalcli.metrics.ranking.frame import F64, IT, JUDGED, REL, Q, ranked, seg_cols
+from evalcli.metrics.ranking.side import (
+    SIMILARITY,
+    TRAIN,
+    features_long,
+    item_counts,
+    pair_similarity,
+    side_columns,
+    similarity_source,
+    train_pairs,
+)
 from evalcli.metrics.ranking.stats import (
     T_INTERVAL_DOC,
     keyed,
     query_stat,
+    query_sum,
     t_interval_of,
     value_of,
 )
 from evalcli.metrics.ranking.task import FAMILY
-from evalcli.metrics.stats import in_order_sum, product01
+from evalcli.metrics.stats import in_order_sum, product01, sum_by
 
 c = pl.col
 LOCAL = frozenset({"polars", "streaming"})
@@ -55,26 +77,31 @@ def _share(k: int) -> pl.Expr:
     return (pl.lit(k, dtype=pl.Int64) - c("s")).clip(0, c("n")).cast(F64) / c("n").cast(F64)
 
 
-def _top(ctx: Context, lf: pl.LazyFrame, conv: Mapping[str, Any], k: int) -> pl.LazyFrame:
+def top_rows(ctx: Context, lf: pl.LazyFrame, conv: Mapping[str, Any], k: int) -> pl.LazyFrame:
+    """The rows that may be in a query's top k, with ``p`` their probability of being there
+    and ``g`` their relevance (0 when unjudged)."""
     rk = ranked(ctx.memo, lf, conv["ties"], conv.get("relevance_threshold", 1.0), "linear")
     return rk.filter(c("s") < k).with_columns(_share(k).alias("p"))
 
 
-def _item_dtype(lf: pl.LazyFrame) -> pl.DataType:
-    return lf.collect_schema()[IT]
+def catalog_items(ctx: Context, lf: pl.LazyFrame, metric: str) -> pl.LazyFrame:
+    """The catalog's items: the items_file, else the train_file's items, else every item of
+    the truth and the predictions."""
+    catalog = _frames(ctx).get("items_file")
+    if catalog is not None:
+        return side_columns(lf, catalog, [IT], "items", "items_file").select(IT).unique()
+    if _frames(ctx).get(TRAIN) is not None:
+        return train_pairs(ctx, lf, metric).select(IT).unique()
+    return lf.select(IT).unique()
 
 
-def _side(lf: pl.LazyFrame, side: pl.LazyFrame, cols: Sequence[str], what: str,
-          option: str) -> pl.LazyFrame:
-    names = side.collect_schema().names()
-    missing = [col for col in cols if col not in names]
-    if missing:
-        raise MetricError(
-            f"the {what} file ({option}) has no column {', '.join(repr(m) for m in missing)}; "
-            f"its columns: {', '.join(names[:20])}",
-            hint=f"give the {what} file the columns {', '.join(cols)}",
-        )
-    return side.with_columns(c(IT).cast(_item_dtype(lf)))
+def catalog_source(ctx: Context) -> str:
+    return str(ctx.options.get("items_file") or ctx.options.get(TRAIN) or "data")
+
+
+CATALOG_TEXT = ("The catalog is the items_file option (column 'item'), else the items of the "
+                "train_file option (as recommenders, whose catalog is the training data's "
+                "items), else every item of the truth and the predictions.")
 
 
 # --------------------------------------------------------------------------- catalog coverage
@@ -83,17 +110,13 @@ def _coverage_stats(params: Params, ctx: Context) -> Sequence[Stat]:
     conv = effective(params, ctx, [TIES])
     conv["relevance_threshold"] = 1.0
     k = int(params["k"])
-    catalog = _frames(ctx).get("items_file")
-    source = str(ctx.options.get("items_file") or "data")
+    source = catalog_source(ctx)
 
     def build(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
-        top = _top(ctx, lf, conv, k)
+        top = top_rows(ctx, lf, conv, k)
         # P(the item is in no query's top k) = Π (1 − p) over its rows
         per_item = top.group_by([*keys, IT]).agg(product01(1.0 - c("p")).alias("miss"))
-        if catalog is not None:
-            items = _side(lf, catalog, [IT], "items", "items_file").select(IT).unique()
-        else:
-            items = lf.select(IT).unique()
+        items = catalog_items(ctx, lf, "catalog_coverage")
         n_items = items.select(pl.len().cast(pl.Int64).alias("n_catalog"))
         return (per_item.join(items.with_columns(pl.lit(True).alias("in_catalog")), on=IT,
                               how="left")
@@ -135,12 +158,16 @@ def _popularity(lf: pl.LazyFrame, ctx: Context, thr: float) -> tuple[pl.LazyFram
     if side is not None:
         names = side.collect_schema().names()
         col = "probability" if "probability" in names else "count"
-        pop = _side(lf, side, [IT, col], "popularity", "popularity_file")
+        pop = side_columns(lf, side, [IT, col], "popularity", "popularity_file")
         if col == "probability":
             prob = c("probability").cast(F64)
         else:
             prob = c("count").cast(F64) / c("count").cast(F64).sum()
         return pop.select(IT, prob.alias("prob")), str(ctx.options.get("popularity_file"))
+    if _frames(ctx).get(TRAIN) is not None:  # recommenders' historical_item_novelty
+        counts = item_counts(train_pairs(ctx, lf, "novelty"))
+        return (counts.select(IT, (c("count") / c("count").sum()).alias("prob")),
+                str(ctx.options.get(TRAIN)))
     relevant = lf.filter(c(JUDGED) & (c(REL) >= thr)).select(Q, IT)
     users = relevant.select(c(Q).n_unique().cast(F64).alias("users"))
     pop = relevant.group_by(IT).agg(c(Q).n_unique().cast(F64).alias("n")).join(
@@ -148,104 +175,95 @@ def _popularity(lf: pl.LazyFrame, ctx: Context, thr: float) -> tuple[pl.LazyFram
     return pop, "truth"
 
 
+def _novelty_rows(ctx: Context, lf: pl.LazyFrame, conv: Mapping[str, Any], k: int
+                  ) -> pl.LazyFrame:
+    """The top-k rows with ``info`` = −log2 p(i) (null when p(i) is unknown or 0)."""
+    pop, _ = _popularity(lf, ctx, conv["relevance_threshold"])
+    return top_rows(ctx, lf, conv, k).join(pop, on=IT, how="left").with_columns(
+        pl.when(c("prob") > 0).then(-c("prob").log(2)).alias("info"))
+
+
+ITEMS_PREFIX = "ranking_items."
+"""The key prefix of the per-item tables (not a per-query statistic: see stats.value_of)."""
+
+
 def _novelty_stats(params: Params, ctx: Context) -> Sequence[Stat]:
-    conv = effective(params, ctx, [TIES])
+    conv = effective(params, ctx, [TIES, NOVELTY_AVERAGE])
     conv["relevance_threshold"] = float(params["relevance_threshold"])
     k = int(params["k"])
 
     def per_query(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
-        pop, _ = _popularity(lf, ctx, conv["relevance_threshold"])
-        top = _top(ctx, lf, conv, k).join(pop, on=IT, how="left")
-        known = c("prob").is_not_null() & (c("prob") > 0)
-        info = -c("prob").log(2)
-        pq = top.group_by(Q).agg(
-            in_order_sum((c("p") * info).filter(known), c("pos").filter(known)).alias("num"),
+        known = c("info").is_not_null()
+        pq = _novelty_rows(ctx, lf, conv, k).group_by(Q).agg(
+            in_order_sum((c("p") * c("info")).filter(known), c("pos").filter(known))
+            .alias("num"),
             in_order_sum(c("p").filter(known), c("pos").filter(known)).alias("den"),
+            in_order_sum(c("p"), c("pos")).alias("den_all"),
             (c("p") > 0).filter(~known).sum().alias("unknown"),
             c("weight").max().alias("w"),
             *(c(s).max().alias(s) for s in seg_cols(lf)),
         )
         return pq.select(
-            Q, *keys, c("w").fill_null(1.0), "unknown",
+            Q, *keys, c("w").fill_null(1.0), "unknown", "num", "den_all",
             pl.lit(False).alias("straddle"),
             pl.when(c("den") > 0).then(pl.lit("ok")).otherwise(pl.lit("undefined"))
             .alias("status"),
             pl.when(c("den") > 0).then(c("num") / c("den")).alias("value"),
         )
 
-    source = str(ctx.options.get("popularity_file") or "truth")
+    def items(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+        rows = _novelty_rows(ctx, lf, conv, k)
+        return rows.group_by([*keys, IT, "info"]).agg(*query_sum(c("p"), "recommended"))
+
+    source = str(ctx.options.get("popularity_file") or ctx.options.get(TRAIN) or "truth")
+    extra = f"{{popularity={source}}}"
     return [query_stat("novelty", k, conv, per_query,
-                       {"n_unknown": lambda: c("unknown").sum()},
-                       key_extra=f"{{popularity={source}}}")]
+                       {"n_unknown": lambda: c("unknown").sum(),
+                        "pool_num": lambda: query_sum(c("num"), "pool_num"),
+                        "pool_den": lambda: query_sum(c("den_all"), "pool_den")},
+                       key_extra=extra),
+            FrameStat(ITEMS_PREFIX + keyed("novelty", k, conv, extra), items,
+                      partial(sum_by, by=[IT, "info"]))]
 
 
 def _novelty_value(stats: StatValues, params: Params) -> MetricValue:
-    df: pl.DataFrame = next(iter(stats.values()))
-    mv = value_of(stats, None)
+    key, df = next((key, v) for key, v in stats.items() if key.startswith("ranking."))
+    pooled = "average=pooled" in key
+    mv = value_of(stats, None, ("pool_num", "pool_den") if pooled else None)
+    if pooled and mv.value is not None:
+        mv.notes = [n for n in mv.notes if "undefined" not in n]
     if df.height and df["n_unknown"][0]:
         n = int(df["n_unknown"][0])
         mv.details["items_without_popularity"] = n
+        how = "count 0 (in the denominator only, as recommenders)" if pooled else "are left out"
         mv.notes.append(f"{n} recommended (query, item) pairs have no popularity (never "
-                        "interacted with) and are left out")
+                        f"interacted with) and {how}")
+    table = next((v for key, v in stats.items() if key.startswith(ITEMS_PREFIX)), None)
+    if table is not None and table.height:
+        listed = params.get("items_listed")
+        items = table.filter(c("recommended") > 0).sort(
+            ["recommended", IT], descending=[True, False], nulls_last=True)
+        mv.details["recommended_items"] = items.height
+        shown = items if listed is None else items.head(int(listed))
+        if shown.height:
+            mv.details["item_novelty"] = shown.select(
+                IT, "recommended", c("info").alias("novelty")).to_dicts()
     return mv
 
 
 # --------------------------------------------------------------------------- intra-list similarity
 
-def _pairs(lf: pl.LazyFrame, table: pl.LazyFrame) -> pl.LazyFrame:
-    names = table.collect_schema().names()
-    missing = [n for n in ("item_a", "item_b", "similarity") if n not in names]
-    if missing:
-        raise MetricError(
-            f"the similarity file (similarity_file) has no column "
-            f"{', '.join(repr(m) for m in missing)}; its columns: {', '.join(names[:20])}",
-            hint="give the similarity file the columns item_a, item_b, similarity")
-    dtype = _item_dtype(lf)
-    return table.with_columns(c("item_a").cast(dtype), c("item_b").cast(dtype))
-
-
-def _features_long(lf: pl.LazyFrame, side: pl.LazyFrame) -> pl.LazyFrame:
-    """Unit feature vectors in long form: item, dim, value."""
-    schema = side.collect_schema()
-    if "features" in schema and isinstance(schema["features"], pl.List | pl.Array):
-        feats = _side(lf, side, [IT, "features"], "item features", "item_features_file")
-        long = feats.select(IT, c("features").cast(pl.List(F64))).with_columns(
-            pl.int_ranges(0, c("features").list.len()).alias("dim")
-        ).explode(["features", "dim"]).rename({"features": "value"})
-    else:
-        numeric = [n for n, t in schema.items() if n != IT and t.is_numeric()]
-        if not numeric:
-            raise MetricError(
-                "the item features file (item_features_file) has no list column 'features' "
-                "and no numeric columns",
-                hint="give one row per item: item, features (a list of numbers)")
-        feats = _side(lf, side, [IT], "item features", "item_features_file")
-        long = feats.select(IT, *(c(n).cast(F64) for n in numeric)).unpivot(
-            index=IT, variable_name="dim", value_name="value"
-        ).with_columns(c("dim").rank("dense").cast(pl.Int64))
-    norm = in_order_sum(c("value") ** 2, "dim").over(IT).sqrt()
-    return long.with_columns((c("value") / norm).alias("value")).filter(norm > 0)
-
-
-def _ils_per_query(ctx: Context, conv: Mapping[str, Any], k: int
+def _ils_per_query(ctx: Context, conv: Mapping[str, Any], k: int, mode: str, name: str
                    ) -> Callable[[pl.LazyFrame, list[str]], pl.LazyFrame]:
-    frames = _frames(ctx)
-    features = frames.get("item_features_file")
-    table = frames.get("similarity_file")
-    if features is None and table is None:
-        raise MetricError(
-            "intra-list similarity needs item features or a similarity table",
-            hint="set options: {item_features_file: PATH} (item, features) or "
-            "{similarity_file: PATH} (item_a, item_b, similarity)",
-        )
+    features = _frames(ctx).get("item_features_file") if mode == "features" else None
 
     def per_query(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
         segs = seg_cols(lf)
-        top = _top(ctx, lf, conv, k).select(Q, IT, "pos", "weight", *segs)
+        top = top_rows(ctx, lf, conv, k).select(Q, IT, "pos", "weight", *segs)
         head = top.group_by(Q).agg(
             c("weight").max().alias("w"), *(c(s).max().alias(s) for s in segs))
         if features is not None:
-            long = _features_long(lf, features)
+            long = features_long(lf, features)
             have = long.select(IT).unique()
             rows = top.join(have, on=IT, how="semi")
             sums = rows.join(long, on=IT).group_by([Q, "dim"]).agg(
@@ -259,17 +277,11 @@ def _ils_per_query(ctx: Context, conv: Mapping[str, Any], k: int
             missing = top.join(have, on=IT, how="anti").group_by(Q).agg(
                 pl.len().alias("no_features"))
             per = per.join(missing, on=Q, how="left")
-        else:
-            assert table is not None
-            sim = _pairs(lf, table).select(
-                "item_a", "item_b", c("similarity").cast(F64))
-            both = pl.concat([sim, sim.select(c("item_b").alias("item_a"),
-                                              c("item_a").alias("item_b"), "similarity")])
-            both = both.unique(["item_a", "item_b"], keep="first")
+        else:  # a table, or the co-occurrence in the training file (never missing: 0)
             a = top.select(Q, c(IT).alias("item_a"), c("pos").alias("pa"))
             b = top.select(Q, c(IT).alias("item_b"), c("pos").alias("pb"))
-            pairs = a.join(b, on=Q).filter(c("pa") < c("pb")).join(
-                both, on=["item_a", "item_b"], how="left")
+            pairs = pair_similarity(ctx, lf, mode, a.join(b, on=Q).filter(c("pa") < c("pb")),
+                                    name)
             per = pairs.group_by(Q).agg(
                 in_order_sum(c("similarity").fill_null(0.0), [c("pa"), c("pb")])
                 .alias("sum_sim"),
@@ -295,15 +307,15 @@ def _ils_stats(diversity: bool) -> Callable[[Params, Context], Sequence[Stat]]:
         conv = effective(params, ctx, [STRICT_TIES])
         conv["relevance_threshold"] = 1.0
         k = int(params["k"])
-        inner = _ils_per_query(ctx, conv, k)
+        name = "diversity" if diversity else "intra_list_similarity"
+        mode, source = similarity_source(params, ctx, name)
+        inner = _ils_per_query(ctx, conv, k, mode, name)
 
         def per_query(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
             pq = inner(lf, keys)
             v = (1.0 - c("ils")) if diversity else c("ils")
             return pq.with_columns(v.alias("value"))
 
-        source = str(ctx.options.get("item_features_file") or ctx.options.get("similarity_file"))
-        name = "diversity" if diversity else "intra_list_similarity"
         return [query_stat(name, k, conv, per_query,
                            {"n_missing_pairs": lambda: c("missing_pairs").sum(),
                             "n_no_features": lambda: c("no_features").sum()},
@@ -334,6 +346,19 @@ def _ils_value(stats: StatValues, params: Params) -> MetricValue:
 # --------------------------------------------------------------------------- declarations
 
 _COMMON = "Every query of the predictions counts; relevance plays no part."
+SIMILARITY_TEXT = (
+    "Similarity (parameter similarity): features, the cosine of the item_features_file "
+    "vectors (list column 'features' or numeric columns; items without features are left "
+    "out); table, the similarity_file (item_a, item_b, similarity; symmetric, missing pairs "
+    "count 0, with a note); cooccurrence, the cosine of the items' co-occurrence in the "
+    "train_file, |U_a ∩ U_b| / (√|U_a|·√|U_b|) with U_i the users who interacted with i (two "
+    "items nobody shares have similarity 0), as recommenders' item_cooccurrence_count. "
+    "similarity=auto takes the first of item_features_file, similarity_file, train_file that "
+    "is set.")
+ITEMS_LISTED = Param(
+    "items_listed", int, 20,
+    "how many recommended items the details' item table lists (the most recommended first); "
+    "null: every one", ge=0, nullable=True)
 
 METRICS: list[Metric] = [
     Metric(
@@ -344,10 +369,10 @@ METRICS: list[Metric] = [
         interval_doc="none: the share of the catalog the lists cover is not a sum over "
         "queries, so it does not resample (the report says so)",
         params=(K_REQUIRED, TIES.param, COMPAT),
-        conventions="The catalog is the items_file option (column 'item') or, unset, every "
-        "item of the truth and the predictions. With ties=average an item in a group of tied "
-        "scores straddling k counts with its probability of being in the top k (the expected "
-        "coverage). " + _COMMON + " " + conventions_text([TIES]),
+        conventions=CATALOG_TEXT + " Items recommended outside the catalog are not counted "
+        "(recommenders counts every recommended item in the numerator). With ties=average an "
+        "item in a group of tied scores straddling k counts with its probability of being in "
+        "the top k (the expected coverage). " + _COMMON + " " + conventions_text([TIES]),
         peer="catalog coverage (Ge et al. 2010; recommenders' catalog_coverage)",
         aliases=("coverage", "item_coverage"), cutoff="k", range=(0.0, 1.0), engines=LOCAL,
         example="""
@@ -362,16 +387,24 @@ METRICS: list[Metric] = [
         name="novelty", family=FAMILY,
         summary="mean self-information of the recommended items: how unpopular they are",
         formula="novelty@k = mean over queries of mean_{i in top_k(q)} −log2 p(i); p(i) = share "
-        "of users who interacted with i",
+        "of users who interacted with i; average=pooled: Σ_q Σ_{i in top_k(q)} −log2 p(i) / "
+        "Σ_q |top_k(q)|",
         direction="higher", needs=(), stats=_novelty_stats, value=_novelty_value,
         interval=t_interval_of, interval_doc=T_INTERVAL_DOC,
-        params=(K_REQUIRED, TIES.param, THRESHOLD, COMPAT),
+        params=(K_REQUIRED, TIES.param, NOVELTY_AVERAGE.param, ITEMS_LISTED, THRESHOLD,
+                COMPAT),
         conventions="p(i) comes from the popularity_file option (column 'probability', or "
-        "'count' divided by the total count), else from the truth: the share of queries for "
+        "'count' divided by the total count), else from the train_file option (the item's "
+        "interactions divided by all interactions: recommenders' historical_item_novelty, the "
+        "choice model of Castells et al. 2011), else from the truth: the share of queries for "
         "which i is relevant (relevance >= relevance_threshold). Items without popularity "
-        "(never interacted with) are left out, with a count. Equals recommenders' novelty when "
-        "every list has k items (that one pools all recommendations). " + _COMMON,
-        peer="novelty as self-information (Zhou et al. 2010); recommenders' novelty",
+        "(never interacted with) are left out, with a count. The details list each recommended "
+        "item's novelty −log2 p(i) (item_novelty: item, recommended = its expected number of "
+        "top-k places, novelty; null without popularity), most recommended first. "
+        "average=pooled with a train_file is recommenders' novelty exactly. " + _COMMON + " "
+        + conventions_text([TIES, NOVELTY_AVERAGE]),
+        peer="novelty as self-information (Zhou et al. 2010); recommenders' novelty "
+        "(average=pooled, set by compat: recommenders)",
         aliases=("self_information",), cutoff="k", range=(0.0, None), engines=LOCAL,
         example="""
         >>> from evalcli import evaluate
@@ -391,13 +424,10 @@ METRICS: list[Metric] = [
         "features, sim is the cosine: (‖Σ u_i‖² − k') / (k'(k'−1)) for unit vectors u",
         direction="lower", needs=(), stats=_ils_stats(False), value=_ils_value,
         interval=t_interval_of, interval_doc=T_INTERVAL_DOC,
-        params=(K_REQUIRED, STRICT_TIES.param, COMPAT),
-        conventions="Similarity: cosine of the item_features_file vectors (list column "
-        "'features' or numeric columns; items without features are left out), else the "
-        "similarity_file table (item_a, item_b, similarity; symmetric, missing pairs count 0). "
-        "Queries with fewer than 2 items have no value. Ties are broken strictly (the expected "
-        "similarity under random tie order is not computed). " + _COMMON + " "
-        + conventions_text([STRICT_TIES]),
+        params=(K_REQUIRED, SIMILARITY, STRICT_TIES.param, COMPAT),
+        conventions=SIMILARITY_TEXT + " Queries with fewer than 2 items have no value. Ties are "
+        "broken strictly (the expected similarity under random tie order is not computed). "
+        + _COMMON + " " + conventions_text([STRICT_TIES]),
         peer="intra-list similarity (Ziegler et al. 2005); recommenders' diversity = 1 − ILS",
         aliases=("ils",), cutoff="k", range=(-1.0, 1.0), engines=LOCAL,
         example="""
@@ -417,9 +447,10 @@ METRICS: list[Metric] = [
         formula="diversity@k = mean over queries of 1 − ILS_q@k",
         direction="higher", needs=(), stats=_ils_stats(True), value=_ils_value,
         interval=t_interval_of, interval_doc=T_INTERVAL_DOC,
-        params=(K_REQUIRED, STRICT_TIES.param, COMPAT),
-        conventions="As intra_list_similarity. " + _COMMON,
-        peer="recommenders' diversity (1 − intra-list similarity)",
+        params=(K_REQUIRED, SIMILARITY, STRICT_TIES.param, COMPAT),
+        conventions="As intra_list_similarity: " + SIMILARITY_TEXT + " " + _COMMON,
+        peer="recommenders' diversity (1 − intra-list similarity; its default similarity is "
+        "similarity=cooccurrence with a train_file)",
         aliases=("intra_list_diversity",), cutoff="k", range=(0.0, 2.0), engines=LOCAL,
         example="""
         >>> import pathlib, tempfile

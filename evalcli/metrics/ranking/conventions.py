@@ -126,6 +126,16 @@ RBP_SCALE = _conv(
      "recommenders": "max_judged", "ranx": "none"},
     "max_judged, as trec_eval (rbp stays in [0, 1])",
 )
+NOVELTY_AVERAGE = _conv(
+    "average",
+    "how novelty averages the items' self-information: query (the mean over queries of each "
+    "top k's mean, items without popularity left out) or pooled (Σ over every recommended "
+    "(query, item) of −log2 p(i) / their number, an item without popularity counting 0 in "
+    "the sum and 1 in the number, as recommenders' novelty)",
+    ("query", "pooled"), "query",
+    {"recommenders": "pooled"},
+    "query: every query weighs the same, as the accuracy metrics",
+)
 DUPLICATES = Convention(
     Param("duplicates", str, None, "a run that repeats an item for a query: error (as "
           "trec_eval, which stops on 'duplicate docs'), first or last (the first or the "

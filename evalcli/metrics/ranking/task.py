@@ -172,15 +172,22 @@ TASK = Task(
         DUPLICATES.param,
         Param("order_by", str, "auto", "what orders the predictions: score, rank, or auto "
               "(score when there is one)", choices=("auto", "score", "rank")),
-        Param("items_file", str, None, "catalog of items (column 'item') for catalog_coverage; "
-              "unset: the items of the truth and the predictions", nullable=True),
+        Param("items_file", str, None, "catalog of items (column 'item') for catalog_coverage "
+              "and gini; unset: the train_file's items, else the items of the truth and the "
+              "predictions", nullable=True),
         Param("popularity_file", str, None, "item popularity for novelty: columns 'item' and "
               "'probability' (share of users) or 'count' (normalised by the total); unset: the "
-              "truth's relevant interactions", nullable=True),
-        Param("item_features_file", str, None, "item feature vectors for intra-list similarity: "
-              "column 'item' and a list column 'features' or numeric columns", nullable=True),
+              "train_file, else the truth's relevant interactions", nullable=True),
+        Param("item_features_file", str, None, "item feature vectors for intra-list similarity "
+              "and serendipity: column 'item' and a list column 'features' or numeric columns",
+              nullable=True),
         Param("similarity_file", str, None, "pairwise item similarity for intra-list "
-              "similarity: columns 'item_a', 'item_b', 'similarity'", nullable=True),
+              "similarity and serendipity: columns 'item_a', 'item_b', 'similarity'",
+              nullable=True),
+        Param("train_file", str, None, "training interactions (columns 'user' or 'query', "
+              "'item', optional 'relevance': rows <= 0 are left out) for serendipity, "
+              "co-occurrence similarity, popularity (novelty, ARP) and the catalog",
+              nullable=True),
         Param("max_per_query", int, None, "keep only the first N predictions of each query, "
               "by descending score, ties by item id descending (trec_eval -M N); unset: all",
               nullable=True, ge=1),
