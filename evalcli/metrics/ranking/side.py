@@ -175,15 +175,22 @@ def cooccurrence(train: pl.LazyFrame, items: pl.LazyFrame, to: pl.LazyFrame | No
     """The co-occurrence cosine ``sim(a, b)`` for every ``a`` of ``items`` and every ``b``
     (of ``to``, when given) some user interacted with together with ``a``; pairs that never
     co-occur have no row (their similarity is 0). ``sim(a, a) = 1``."""
-    counts = item_counts(train)
-    a = train.join(items.select(IT).unique(), on=IT, how="semi").rename({IT: "item_a"})
-    b = train if to is None else train.join(to.select(IT).unique(), on=IT, how="semi")
-    pairs = a.join(b.rename({IT: "item_b"}), on=Q).group_by("item_a", "item_b").agg(
-        pl.len().cast(F64).alias("co"))
-    return pairs.join(counts.rename({IT: "item_a", "count": "ca"}), on="item_a").join(
-        counts.rename({IT: "item_b", "count": "cb"}), on="item_b").select(
-        "item_a", "item_b",
-        (c("co") / (c("ca").sqrt() * c("cb").sqrt())).alias("similarity"))
+    # items as dense integers, a pair as one integer key: grouping the Σ_u |H(u)|² pairs of
+    # the self-join by one Int64 key is about twice as fast as by two item columns
+    # (the training interactions are in memory: their item count is known at once)
+    ids = item_counts(train).collect().with_row_index("id").with_columns(
+        c("id").cast(pl.Int64))
+    size = max(ids.height, 1)
+    coded = train.join(ids.lazy().select(IT, "id"), on=IT)
+    a = coded.join(items.select(IT).unique(), on=IT, how="semi").select(Q, c("id").alias("a"))
+    b = coded if to is None else coded.join(to.select(IT).unique(), on=IT, how="semi")
+    pairs = a.join(b.select(Q, c("id").alias("b")), on=Q).group_by(
+        (c("a") * size + c("b")).alias("key")).agg(pl.len().cast(F64).alias("co"))
+    side = ids.lazy().select(c("id"), c(IT), c("count").sqrt().alias("root"))
+    return pairs.select((c("key") // size).alias("a"), (c("key") % size).alias("b"), "co").join(
+        side.rename({"id": "a", IT: "item_a", "root": "ra"}), on="a").join(
+        side.rename({"id": "b", IT: "item_b", "root": "rb"}), on="b").select(
+        "item_a", "item_b", (c("co") / (c("ra") * c("rb"))).alias("similarity"))
 
 
 # --------------------------------------------------------------------------- similarity
