@@ -286,12 +286,29 @@ def test_training_file_relevance_and_duplicates(tmp_path):
         np.mean([1.5, 1.0, 1.0]))
 
 
+def test_query_weights_weigh_the_users(tmp_path):
+    opts = {"train_file": _files(tmp_path)["train_file"]}
+    reco = {**RECO, "w": [1.0, 1.0, 3.0, 3.0, 0.5, 0.5]}
+    truth = pl.DataFrame({"query": RECO["query"], "item": RECO["item"],
+                          "relevance": RELEVANCE})
+    got = evaluate(tmp_path, pl.DataFrame(reco), truth,
+                   [{"metric": "serendipity@2", "weighting": "relevance"}, "arp@2"],
+                   options=opts, columns={"weight": "w"})
+    # recommenders' user_serendipity, and φ: 3 -> 2, 5 -> 1, 2 -> 1, 1 -> 1
+    w = np.array([1.0, 3.0, 0.5])
+    assert got["serendipity@2[weighting=relevance]"].value == pytest.approx(
+        np.average([0.363915, 0.53455, 0.403775], weights=w), abs=TOL)
+    assert got["average_recommendation_popularity@2"].value == pytest.approx(
+        np.average([1.5, 1.0, 1.0], weights=w))
+
+
 @pytest.mark.parametrize(("train", "metric", "match"), [
     ("who,item\n1,2\n", "serendipity@2", "no column user \\(or query\\)"),
     ("user,thing\n1,2\n", "diversity@2", "no column item"),
     ("user,item\n1,x\n", "arp@2", "'x'.*not Int64 as the item ids"),
     ("user,item,relevance\n1,2,yes\n", "novelty@2", "relevance.*not numbers"),
     ("user,item,relevance\n1,2,0\n", "gini@2", "holds no interaction"),
+    ("user,item\n,2\n1,3\n", "serendipity@2", "1 row\\(s\\) with a null user"),
 ])
 def test_a_bad_training_file_is_one_clear_error(tmp_path, train, metric, match):
     (tmp_path / "train.csv").write_text(train)

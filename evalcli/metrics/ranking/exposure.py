@@ -13,7 +13,7 @@ item, recommended or not), shared by both; ARP is a mean over queries.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import polars as pl
@@ -60,7 +60,7 @@ def _combine(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     return sum_by(df, keys, [IT, "in_catalog"])
 
 
-def _exposure_stats(name: str) -> Any:
+def _exposure_stats(name: str) -> Callable[[Params, Context], Sequence[Stat]]:
     def stats(params: Params, ctx: Context) -> Sequence[Stat]:
         conv = effective(params, ctx, [TIES])
         conv["relevance_threshold"] = 1.0

@@ -5,7 +5,8 @@ what is relevant (Zhang et al., Auralist, WSDM 2012, as recommenders' ``user_ite
 Per user u and recommended item i: ``s(u, i) = (1 − mean_{j in H(u)} sim(i, j)) · rel(u, i)``,
 ``H(u)`` the items u interacted with in the ``train_file``, ``rel`` 1 or the truth's relevance
 (``weighting``); the user's value is the mean of ``s`` over the top k, the metric the mean over
-users. The per-item values are a per-query table's rows; users without a history are left out.
+users (each user's value is in the per-query table, ``per_query:``; with k = 1 it is
+recommenders' user-item serendipity of the first item). Users without a history are left out.
 
 >>> from evalcli.metrics.ranking.serendipity import METRICS
 >>> [m.name for m in METRICS]
