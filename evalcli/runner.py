@@ -22,7 +22,7 @@ from evalcli.decide.baseline import add_baseline, compare_baseline
 from evalcli.decide.gates import evaluate_gates, segment_gates
 from evalcli.engine.align import Aligned, Inputs, align
 from evalcli.engine.base import Engine, choose_engine
-from evalcli.engine.core import run_context
+from evalcli.engine.core import Evaluated, run_context
 from evalcli.engine.plan import Plan, Resampling, check_roles, default_metrics, make_plan
 from evalcli.errors import ConfigError
 from evalcli.io import Source, input_path
@@ -34,6 +34,7 @@ from evalcli.result import ChangeGate, InputInfo, RunResult, gate_level
 if TYPE_CHECKING:
     import polars as pl
 
+    from evalcli.metrics.base import Context
     from evalcli.metrics.task import Task
 
 
@@ -144,6 +145,31 @@ def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
     if cfg.systems:
         return run_systems(cfg, gating=gating, curves=curves, progress=progress)
     say = progress or (lambda _msg: None)
+    run = _setup(cfg, frames, say, curves=curves, write_per_query=write_per_query,
+                 per_query_values=per_query_values)
+    rs = run.prep.plan.resampling
+    say(f"computing {len(run.prep.plan.metrics)} metric(s) in one pass"
+        + (f", with {rs.level:.0%} intervals" if rs is not None else ""))
+    ev = run.prep.engine.run(run.prep.plan, run.prep.aligned, run.extra, run.ctx)
+    return _finish(run, ev, gating, say)
+
+
+@dataclass
+class _Run:
+    """A run planned and aligned, before its pass (see :func:`run_config`)."""
+
+    cfg: Config
+    prep: Prepared
+    seg_gates: Any
+    asks: Asks
+    ctx: Context
+    extra: dict[str, Any]
+    targets: Targets | None
+
+
+def _setup(cfg: Config, frames: Mapping[str, pl.LazyFrame] | None,
+           say: Callable[[str], None], *, curves: bool, write_per_query: bool,
+           per_query_values: bool) -> _Run:
     targets = output_targets(cfg) if write_per_query and cfg.per_query is not None else None
     say("reading the inputs' schemas and aligning them")
     prep = prepare(cfg, frames, say)
@@ -162,11 +188,14 @@ def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
     ctx = run_context(prep.plan, prep.aligned, prep.engine.name)
     extra = dict(task.extras(ctx, [(pm.id, pm.metric, pm.params) for pm in prep.plan.metrics],
                              asks))
-    rs = prep.plan.resampling
-    say(f"computing {len(prep.plan.metrics)} metric(s) in one pass"
-        + (f", with {rs.level:.0%} intervals" if rs is not None else ""))
-    metrics, segments, alignment, engine, uncertainty, material = prep.engine.run(
-        prep.plan, prep.aligned, extra, ctx)
+    return _Run(cfg, prep, seg_gates, asks, ctx, extra, targets)
+
+
+def _finish(run: _Run, ev: Evaluated, gating: bool, say: Callable[[str], None]) -> RunResult:
+    """The run's result from its pass: the task's extras, gates, the baseline report."""
+    cfg, prep, extra = run.cfg, run.prep, run.extra
+    task = prep.plan.task
+    metrics, segments, alignment, engine, uncertainty, material = ev
     a = prep.aligned
     truth_cols = {r: c for r, c in a.columns.items() if a.role_file.get(r) == a.inputs.truth.path} \
         if a.inputs.truth else {}
@@ -191,12 +220,12 @@ def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
     if cfg.report_statistics:
         assert material is not None  # (statistics turn the intervals on)
         result.statistics = material.stored([m.value for m in metrics])
-    added = task.finish(extra, asks)
+    added = task.finish(extra, run.asks)
     result.alignment.extra.update(added.alignment)
     result.per_query = added.per_query
     result.curves = added.curves
     result.curve_areas = added.areas
-    evaluate_gates(result, seg_gates)
+    evaluate_gates(result, run.seg_gates)
     if cfg.baseline is not None:
         say("comparing with the baseline")
         add_baseline(result, compare_baseline(result, cfg.baseline,
@@ -204,8 +233,8 @@ def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
     if not gating:
         for m in result.metrics:
             m.passed = None
-    if targets is not None:
-        write_all(result, targets)
+    if run.targets is not None:
+        write_all(result, run.targets)
     return result
 
 
@@ -223,20 +252,48 @@ def run_systems(cfg: Config, *, gating: bool = True, curves: bool = False,
     comp = cfg.comparison or ComparisonSettings()
     baseline = comp.baseline or next(iter(cfg.systems))
     u = cfg.uncertainty or Uncertainty()
-    results: dict[str, RunResult] = {}
+    runs: dict[str, _Run] = {}
     for name, spec in cfg.systems.items():
         say(f"system {name}: {spec.path}")
         one = cfg.model_copy(update={"systems": None, "comparison": None, "predictions": spec,
                                      "uncertainty": u})
-        results[name] = run_config(one, gating=gating, curves=curves and name == baseline,
-                                   progress=progress, per_query_values=cfg.task == "ranking")
+        runs[name] = _setup(one, None, say, curves=curves and name == baseline,
+                            write_per_query=True, per_query_values=cfg.task == "ranking")
+    # the paired closed-form tests (McNemar, DeLong) read the rows of both systems
+    by_row = cfg.task == "binary" and comp.test == "auto" and u.unit in ("auto", "rows")
+    joint = None
+    if all(r.prep.engine.name == "polars" for r in runs.values()):
+        from evalcli.engine.polars_engine import run_together
+
+        first = next(iter(runs.values())).prep.plan
+        say(f"computing {len(first.metrics)} metric(s) of {len(runs)} systems in one pass, "
+            f"with {u.level:.0%} intervals")
+        task = first.task
+        ids: list[str] = []
+
+        def rows_of(aligned: Sequence[Aligned]) -> list[pl.LazyFrame]:
+            if any("weight" in a.roles for a in aligned):
+                return []  # (the tests take unweighted rows; the paired bootstrap covers them)
+            ids.extend(aligned[0].ids)
+            return [_test_rows(task, first.options, a) for a in aligned]
+
+        evs, frames = run_together([(r.prep.plan, r.prep.aligned, r.extra, r.ctx)
+                                    for r in runs.values()], rows_of if by_row else None)
+        results = {name: _finish(runs[name], ev, gating, say)
+                   for name, ev in zip(runs, evs, strict=True)}
+        if frames:
+            joint = side_by_side(dict(zip(runs, frames, strict=True)), baseline, ids)
+    else:  # streaming, Spark: a pass per system, and one more reading the rows side by side
+        results = {}
+        for name, run in runs.items():
+            ev = run.prep.engine.run(run.prep.plan, run.prep.aligned, run.extra, run.ctx)
+            results[name] = _finish(run, ev, gating, say)
+        if by_row:
+            say("reading the systems' rows side by side (McNemar, DeLong's paired test)")
+            joint = binary_rows_side_by_side(cfg, baseline)
     say("comparing the systems")
     result = results[baseline]
     result.systems = results
-    joint = None
-    if cfg.task == "binary" and comp.test == "auto" and u.unit in ("auto", "rows"):
-        say("reading the systems' rows side by side (McNemar, DeLong's paired test)")
-        joint = binary_rows_side_by_side(cfg, baseline)
     result.comparison = compare_systems(results, baseline, comp.test, comp.correction,
                                         comp.alpha, u.level, u.seed, joint=joint)
     result.failures = [f"{name}: {f}" for name, r in results.items() for f in r.failures]
@@ -249,18 +306,53 @@ def run_systems(cfg: Config, *, gating: bool = True, curves: bool = False,
     return result
 
 
+def _test_rows(task: Task, options: Mapping[str, Any], a: Aligned) -> pl.LazyFrame:
+    """A binary system's rows as the paired tests read them: its join keys, the label, the
+    score and the hard prediction (where given), normalized as the family reads them."""
+    from evalcli.metrics.task import TaskInput
+
+    cols = [c for c in ("score", "prediction") if c in a.roles]
+    return task.normalize(a.lf, TaskInput(dict(options), a.roles, a.schema)).select(
+        *a.ids, "label", *cols)
+
+
+def side_by_side(frames: Mapping[str, pl.DataFrame], baseline: str, ids: Sequence[str]
+                 ) -> dict[str, pl.DataFrame]:
+    """Each system's rows (:func:`_test_rows`) beside the baseline system's, on the rows both
+    have: ``label``, ``score``, ``prediction`` and the other system's ``score:b``,
+    ``prediction:b``. Systems aligned to the same truth in memory hold the same keys in the
+    same order, and are put side by side as they are; others are joined on their keys, and
+    rows without keys pair by position."""
+    import polars as pl
+
+    base = frames[baseline]
+    out = {}
+    for name, df in frames.items():
+        if name == baseline:
+            continue
+        other = df.drop("label").rename({c: f"{c}:b" for c in df.columns
+                                         if c != "label" and c not in ids})
+        if ids and base.height == df.height and all(
+                base.get_column(k).equals(df.get_column(k)) for k in ids):
+            out[name] = pl.concat([base.drop(ids), other.drop(ids)], how="horizontal")
+        elif ids:
+            out[name] = base.join(other, on=list(ids), how="inner").drop(ids)
+        else:  # one file per system, no key: rows pair by position
+            out[name] = pl.concat([base, other], how="horizontal")
+    return out
+
+
 def binary_rows_side_by_side(cfg: Config, baseline: str) -> dict[str, pl.DataFrame] | None:
-    """Each binary system's rows beside the baseline system's, on the rows both have: the
-    label, each side's score and hard prediction (where given), from one more pass over the
-    files (the paired closed-form tests need them row by row). ``None`` for weighted runs
-    (the tests take unweighted rows; the paired bootstrap covers weights)."""
+    """Each binary system's rows beside the baseline system's (:func:`side_by_side`), from
+    one more pass over the files, for the engines that do not align every system in memory.
+    ``None`` for weighted runs (the tests take unweighted rows; the paired bootstrap covers
+    weights)."""
     import polars as pl
 
     from evalcli.engine.align import materialize
-    from evalcli.metrics.task import TaskInput
 
     assert cfg.systems
-    frames: dict[str, pl.LazyFrame] = {}
+    lazy: dict[str, pl.LazyFrame] = {}
     ids: list[str] = []
     for name, spec in cfg.systems.items():
         one = cfg.model_copy(update={"systems": None, "comparison": None, "predictions": spec,
@@ -269,27 +361,10 @@ def binary_rows_side_by_side(cfg: Config, baseline: str) -> dict[str, pl.DataFra
         a = materialize(prep.aligned, prep.plan.task.join)
         if "weight" in a.roles:
             return None
-        norm = prep.plan.task.normalize(a.lf, TaskInput(prep.plan.options, a.roles,
-                                                        a.schema))
         ids = list(a.ids)
-        cols = [c for c in ("score", "prediction") if c in a.roles]
-        frames[name] = norm.select(*ids, "label", *cols)
-    base = frames[baseline]
-    out = {}
-    queries = []
-    for name, lf in frames.items():
-        if name == baseline:
-            continue
-        if ids:
-            j = base.join(lf.drop("label"), on=ids, how="inner", suffix=":b")
-        else:  # one file per system, no key: rows pair by position
-            j = pl.concat([base, lf.drop("label").rename(
-                {c: f"{c}:b" for c in lf.collect_schema().names() if c != "label"})],
-                how="horizontal")
-        queries.append((name, j.drop(ids)))
-    for (name, _), df in zip(queries, pl.collect_all([q for _, q in queries]), strict=True):
-        out[name] = df
-    return out
+        lazy[name] = _test_rows(prep.plan.task, prep.plan.options, a)
+    return side_by_side(dict(zip(lazy, pl.collect_all(list(lazy.values())), strict=True)),
+                        baseline, ids)
 
 
 def input_paths(cfg: Config) -> list[str]:

@@ -422,3 +422,106 @@ metrics: [accuracy, recall, specificity, {{metric: accuracy, threshold: 0.6}}, a
     assert rows["auroc"]["test"] == "delong-paired"
     assert rows["auroc"]["p_value"] == pytest.approx(ref_d.p_value, rel=1e-12)
     assert rows["auroc"]["ci"]["low"] == pytest.approx(ref_d.interval.low, abs=1e-12)
+
+
+# --------------------------------------------------------------------------- one alignment
+
+def test_systems_share_one_pass(binary: dict[str, Path], tmp_path: Path,
+                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the in-memory engine every system is joined to the truth read once, and the
+    systems' statistics, their per-group statistics and the paired tests' rows come from one
+    collect_all; each system's values and intervals are those of its run alone."""
+    from evalcli.config import load_config
+    from evalcli.engine import align, core
+    from evalcli.runner import run_config
+
+    calls: dict[str, list[Any]] = {"together": [], "systems": []}
+    together, systems = core.partials_together, align.materialize_systems
+
+    def spy_together(jobs: Any, more: Any = ()) -> Any:
+        got = together(jobs, more)
+        calls["together"].append((len(jobs), len(more), got is not None))
+        return got
+
+    def spy_systems(aligned: Any, how: str = "inner") -> Any:
+        got = systems(aligned, how)
+        calls["systems"].append([a.joined for a in got])
+        return got
+
+    monkeypatch.setattr(core, "partials_together", spy_together)
+    monkeypatch.setattr("evalcli.engine.polars_engine.materialize_systems", spy_systems)
+    cfg = write_config(tmp_path / "c.yaml", f"""
+task: binary
+predictions: {{a: {binary['a']}, b: {binary['b']}}}
+truth: {binary['truth']}
+metrics: [auroc, log_loss, accuracy]
+uncertainty: {{method: bootstrap, replicates: 200}}
+""")
+    result = run_config(load_config(cfg))
+    assert calls["systems"] == [[True, True]]
+    assert calls["together"] == [(2, 2, True)]  # two systems, the paired rows of each
+    assert result.comparison is not None and result.systems is not None
+    alone_cfg = write_config(tmp_path / "b.yaml", f"""
+task: binary
+predictions: {binary['b']}
+truth: {binary['truth']}
+metrics: [auroc, log_loss, accuracy]
+uncertainty: {{method: bootstrap, replicates: 200}}
+""")
+    alone = run_config(load_config(alone_cfg))
+    got = result.systems["b"].metrics
+    assert [(m.value, m.ci) for m in got] == [(m.value, m.ci) for m in alone.metrics]
+
+
+def test_each_systems_alignment_is_checked_with_its_file(cli: Cli, binary: dict[str, Path],
+                                                          tmp_path: Path) -> None:
+    """A system's duplicated keys or unmatched rows are its own error, naming its file,
+    whichever system it is; with 'unmatched: drop' each system counts its own rows, and the
+    paired tests pair the rows both systems have."""
+    b = pl.read_csv(binary["b"])
+    dup = tmp_path / "dup.csv"
+    pl.concat([b, b.head(2)]).write_csv(dup)
+    extra = tmp_path / "extra.csv"
+    pl.concat([b, pl.DataFrame({"id": [10_000], "score": [0.5]})]).write_csv(extra)
+    short = tmp_path / "short.csv"
+    b.sample(fraction=1.0, shuffle=True, seed=1).filter(pl.col("id") >= 100).write_csv(short)
+
+    def config(second: Path, more: str = "") -> Path:
+        return write_config(tmp_path / "c.yaml", f"""
+task: binary
+predictions: {{a: {binary['a']}, b: {second}}}
+truth: {binary['truth']}
+metrics: [auroc, accuracy]
+{more}""")
+
+    user_error(cli("run", str(config(dup))), re.escape(str(dup)),
+               r"2 duplicated key\(s\) in the predictions")
+    user_error(cli("run", str(config(extra))), r"1 row\(s\) only in " + re.escape(str(extra)))
+    from evalcli.config import load_config
+    from evalcli.runner import run_config
+
+    cfg = config(short, "alignment: {unmatched: drop}\n")
+    systems = run_config(load_config(cfg)).systems
+    assert systems is not None
+    assert (systems["a"].alignment.matched, systems["a"].alignment.only_in_truth) == (600, 0)
+    assert (systems["b"].alignment.matched, systems["b"].alignment.only_in_truth) == (500, 100)
+    rep = run_json(cli, cfg)
+    alone = run_json(cli, write_config(tmp_path / "s.yaml", f"""
+task: binary
+predictions: {short}
+truth: {binary['truth']}
+metrics: [auroc, accuracy]
+alignment: {{unmatched: drop}}
+"""))
+    assert [m["value"] for m in rep["systems"]["b"]["metrics"]] == \
+        [m["value"] for m in alone["metrics"]]
+    rows = {r["id"]: r for r in rep["comparison"]["results"]}
+    assert rows["auroc"]["test"] == "delong-paired" and rows["auroc"]["n"] == 500
+    from evalcli.uncertainty.paired import paired_delong_test
+
+    t = pl.read_csv(binary["truth"]).filter(pl.col("id") >= 100).sort("id")
+    sa = pl.read_csv(binary["a"]).filter(pl.col("id") >= 100).sort("id")["score"].to_numpy()
+    sb = pl.read_csv(short).sort("id")["score"].to_numpy()
+    y = t["label"].to_numpy()
+    ref = paired_delong_test(sa[y == 1], sa[y == 0], sb[y == 1], sb[y == 0])
+    assert rows["auroc"]["p_value"] == pytest.approx(ref.p_value, rel=1e-12)

@@ -68,6 +68,8 @@ class Aligned:
     unused: dict[str, str] = field(default_factory=dict)
     """Optional roles (a weight) not configured although a file has a column of that name:
     role -> the file. Not used; ``compare`` says how to use it."""
+    joined: bool = False
+    """Already joined in memory (:func:`materialize`, :func:`materialize_systems`)."""
 
 
 def _pick(role: str, configured: Mapping[str, str], names: Sequence[str]) -> str | None:
@@ -347,36 +349,78 @@ def materialize(a: Aligned, how: str = "inner") -> Aligned:
     >>> materialize(a).lf.collect().rows()
     [(1, 0.1, 1), (2, 0.2, 1), (3, 0.3, 0)]
     """
-    if a.truth_rows is None or not a.ids or how not in ("inner", "full"):
-        return a
-    keys = list(a.ids)
+    return materialize_systems([a], how)[0]
+
+
+def materialize_systems(systems: Sequence[Aligned], how: str = "inner") -> list[Aligned]:
+    """:func:`materialize` for several systems' predictions aligned to the same truth: the
+    truth is read and sorted once, and each system's predictions are joined to it (the same
+    frames, row for row, as :func:`materialize` of each). A system that does not share the
+    first one's truth (another file or projection), or that this path cannot join, is
+    materialized alone or comes back unchanged, as :func:`materialize` says."""
+    out = list(systems)
+    todo = [i for i, a in enumerate(systems)
+            if a.truth_rows is not None and a.ids and how in ("inner", "full") and not a.joined]
+    if not todo:
+        return out
+    first = systems[todo[0]]
+    assert first.truth_rows is not None
+    plan = first.truth_rows.explain(optimized=False) if len(todo) > 1 else ""
+
+    def same_truth(b: Aligned) -> bool:
+        return b.ids == first.ids and b.truth_rows is not None and \
+            b.truth_rows.explain(optimized=False) == plan
+
+    shared = [i for i in todo if i == todo[0] or same_truth(systems[i])]
+    for i in todo:
+        if i not in shared:
+            out[i] = materialize(systems[i], how)
+    keys = list(first.ids)
     try:
-        left, right = pl.collect_all([a.pred_rows, a.truth_rows], engine="in-memory")
+        right, *lefts = pl.collect_all([first.truth_rows,
+                                        *(systems[i].pred_rows for i in shared)],
+                                       engine="in-memory")
     except pl.exceptions.PolarsError:
-        return a
-    if any(left.schema[k] != right.schema[k] for k in keys):
-        return a
-    packed = _packed_key(left, right, keys)
+        return out
+    packed = _packed_key([right, *lefts], keys)
     # one text key: sorted by its 64-bit hash (sorting strings costs ~5x sorting integers);
     # a hash shared by two keys, or matched rows whose keys differ, send the run to the lazy
     # path, which decides exactly
-    hashed = packed is None and len(keys) == 1 and left.schema[keys[0]] == pl.String \
-        and not left[keys[0]].has_nulls() and not right[keys[0]].has_nulls()
+    hashed = packed is None and len(keys) == 1 and right.schema[keys[0]] == pl.String \
+        and all(f.schema[keys[0]] == pl.String and not f[keys[0]].has_nulls()
+                for f in (right, *lefts))
     if hashed:
         packed = pl.col(keys[0]).hash().alias(_KEY)
     on = keys
-    if packed is not None:
-        left, right, on = left.with_columns(packed), right.with_columns(packed), [_KEY]
-    left, right = _sorted_by(left, on), _sorted_by(right, on)
-    if _adjacent_duplicates(left, on) or _adjacent_duplicates(right, on):
+    sorted_right: pl.DataFrame | None = None
+    for i, left in zip(shared, lefts, strict=True):
+        a = systems[i]
+        if any(left.schema[k] != right.schema[k] for k in keys):
+            continue
+        if sorted_right is None:
+            if packed is not None:
+                right, on = right.with_columns(packed), [_KEY]
+            sorted_right = _sorted_by(right, on)
+            if _adjacent_duplicates(sorted_right, on):
+                return out  # the lazy join's 1:1 validation fails, and the engine names them
+        if packed is not None:
+            left = left.with_columns(packed)
+        out[i] = _joined(a, _sorted_by(left, on), sorted_right, keys, on,
+                         packed is not None, hashed, how)
+    return out
+
+
+def _joined(a: Aligned, left: pl.DataFrame, right: pl.DataFrame, keys: list[str],
+            on: list[str], packed: bool, hashed: bool, how: str) -> Aligned:
+    """``a`` joined from its two sides, each sorted by ``on`` (see :func:`materialize`)."""
+    if _adjacent_duplicates(left, on):
         return a  # the lazy join's 1:1 validation fails, and the engine names the keys
     merge = len(on) == 1 and not left[on[0]].has_nulls() and not right[on[0]].has_nulls()
     # the truth's columns to join: without the key when a synthetic key joins, except that a
     # hashed key is kept (renamed) to check the matches
+    payload = right.drop(keys) if packed else right
     if hashed:
         payload = right.rename({keys[0]: _CHECK})
-    else:
-        payload = right.drop(keys) if packed is not None else right
     truth_keys = right.select(keys)
     if how == "inner":
         if (merge and left.height == right.height
@@ -390,7 +434,7 @@ def materialize(a: Aligned, how: str = "inner") -> Aligned:
         lt = left.with_columns(pl.lit(True).alias("__in_predictions"))
         rt = right.with_columns(pl.lit(True).alias("__in_truth"))
         both = lt.join(payload.with_columns(pl.lit(True).alias("__in_truth")) if hashed
-                       else rt.drop(keys) if packed is not None else rt, on=on, how="left")
+                       else rt.drop(keys) if packed else rt, on=on, how="left")
         only_truth = rt.join(lt.select(*on, "__in_predictions"), on=on, how="left").filter(
             pl.col("__in_predictions").is_null())
         joined = pl.concat([both, only_truth], how="diagonal")
@@ -398,8 +442,6 @@ def materialize(a: Aligned, how: str = "inner") -> Aligned:
         joined = left.with_columns(pl.lit(True).alias("__in_predictions")).join(
             right.with_columns(pl.lit(True).alias("__in_truth")), on=keys, how="full",
             coalesce=True)
-    if how == "truth":  # the full join's truth rows (prediction-only rows: unmatched)
-        joined = joined.filter(pl.col("__in_truth").fill_null(False))
     if hashed and _CHECK in joined.columns:
         if not joined.select((pl.col(_CHECK).is_null() | (pl.col(_CHECK) == pl.col(keys[0])))
                              .all()).item():
@@ -411,8 +453,8 @@ def materialize(a: Aligned, how: str = "inner") -> Aligned:
     lf = lf.select(list(a.schema))
     if lf.collect_schema() != a.schema:
         return a
-    return replace(a, lf=lf, pred_rows=left.select(keys).lazy(), truth_rows=truth_keys.lazy())
-
+    return replace(a, lf=lf, pred_rows=left.select(keys).lazy(), truth_rows=truth_keys.lazy(),
+                   joined=True)
 
 
 def sorted_merge(a: Aligned, how: str = "inner") -> Aligned:
@@ -457,12 +499,13 @@ _KEY = "__align_key"
 _CHECK = "__align_check"
 
 
-def _packed_key(left: pl.DataFrame, right: pl.DataFrame, keys: Sequence[str]) -> pl.Expr | None:
-    """One Int64 ordering rows as the integer ``keys`` do, lexicographically, when there are
-    several, they hold no nulls, and their ranges multiply to less than 2^62.
+def _packed_key(frames: Sequence[pl.DataFrame], keys: Sequence[str]) -> pl.Expr | None:
+    """One Int64 ordering the rows of all ``frames`` as the integer ``keys`` do,
+    lexicographically, when there are several, they hold no nulls, and their ranges multiply
+    to less than 2^62.
 
     >>> df = pl.DataFrame({"q": [2, 1, 1], "i": [5, 9, 7]})
-    >>> df.select(_packed_key(df, df, ["q", "i"])).to_series().to_list()
+    >>> df.select(_packed_key([df, df], ["q", "i"])).to_series().to_list()
     [5, 4, 2]
     """
     if len(keys) < 2:
@@ -470,12 +513,11 @@ def _packed_key(left: pl.DataFrame, right: pl.DataFrame, keys: Sequence[str]) ->
     spans: list[tuple[str, int, int]] = []
     total = 1
     for k in keys:
-        lc, rc = left.get_column(k), right.get_column(k)
-        if not lc.dtype.is_integer() or lc.has_nulls() or rc.has_nulls() or \
-                not (len(lc) and len(rc)):
+        cols = [f.get_column(k) for f in frames]
+        if any(not c.dtype.is_integer() or c.has_nulls() or not len(c) for c in cols):
             return None
-        lo = min(int(lc.min()), int(rc.min()))  # type: ignore[arg-type]
-        hi = max(int(lc.max()), int(rc.max()))  # type: ignore[arg-type]
+        lo = min(int(c.min()) for c in cols)  # type: ignore[arg-type]
+        hi = max(int(c.max()) for c in cols)  # type: ignore[arg-type]
         spans.append((k, lo, hi - lo + 1))
         total *= hi - lo + 1
         if total >= 2**62:

@@ -110,13 +110,26 @@ def run(plan: Plan, a: Aligned, engine: str, compute: Callable[[dict[str, Stat]]
     ``extra`` maps keys to more statistics to compute in the same pass (e.g. curve points for
     a report); their overall values replace them in ``extra``. ``ctx`` is the run's context
     when the caller made it (the one its ``extra`` were made with: they share its memo)."""
+    ctx, stats = bound(plan, a, engine, extra, ctx)
+    return evaluated(plan, a, engine, ctx, stats, compute(stats), extra)
+
+
+def bound(plan: Plan, a: Aligned, engine: str, extra: dict[str, Any] | None = None,
+          ctx: Context | None = None) -> tuple[Context, dict[str, Stat]]:
+    """The run's context and every statistic to compute, by key: the plan's (see
+    :func:`run`) and ``extra``'s."""
     ctx = ctx if ctx is not None else run_context(plan, a, engine)
     stats = bind(plan, ctx)
     if plan.resampling is not None:
         plan.resampling = replace(plan.resampling, stats=frozenset(stats))
     for key, st in (extra or {}).items():
         stats.setdefault(key, st)
-    computed = compute(stats)
+    return ctx, stats
+
+
+def evaluated(plan: Plan, a: Aligned, engine: str, ctx: Context, stats: Mapping[str, Stat],
+              computed: Computed, extra: dict[str, Any] | None = None) -> Evaluated:
+    """The values (and intervals) of :func:`run` from the computed statistics."""
     if extra is not None:
         extra.update({key: computed.overall[key] for key in extra})
     overall = values(plan, computed.overall, ctx)
@@ -176,6 +189,50 @@ def partials(plan: Plan, a: Aligned, stats: Mapping[str, Stat], *, streaming: bo
     may name a row by its place in the file. ``explain`` may turn a failed query into the
     error to raise.
     """
+    pending = pass_of(plan, a, stats, streaming=streaming, whole=whole)
+    try:
+        results = pl.collect_all(pending.queries, engine=pending.engine)
+    except (pl.exceptions.ComputeError, pl.exceptions.InvalidOperationError,
+            pl.exceptions.SchemaError) as exc:
+        return pending.failed(exc, explain)
+    return pending.finish(results)
+
+
+def partials_together(jobs: Sequence[tuple[Plan, Aligned, Mapping[str, Stat]]],
+                      more: Sequence[pl.LazyFrame] = ()
+                      ) -> tuple[list[Part], list[pl.DataFrame]] | None:
+    """The :func:`partials` of several in-memory runs (several systems aligned to the same
+    truth), and the frames of ``more`` queries, from one ``collect_all``: Polars shares what
+    the runs share. ``None`` when a query fails: each run then goes on its own
+    (:func:`partials`), whose checks say what is wrong and with which file."""
+    pendings = [pass_of(plan, a, stats) for plan, a, stats in jobs]
+    queries = [q for p in pendings for q in p.queries]
+    try:
+        results = pl.collect_all([*queries, *more], engine="in-memory")
+    except (pl.exceptions.ComputeError, pl.exceptions.InvalidOperationError,
+            pl.exceptions.SchemaError):
+        return None
+    parts, at = [], 0
+    for p in pendings:
+        parts.append(p.finish(results[at:at + len(p.queries)]))
+        at += len(p.queries)
+    return parts, results[at:]
+
+
+@dataclass
+class Pending:
+    """One part's queries (:func:`pass_of`), before they are collected, and how their frames
+    become the part's :data:`Part`."""
+
+    queries: list[pl.LazyFrame]
+    engine: Literal["streaming", "in-memory"]
+    finish: Callable[[Sequence[pl.DataFrame]], Part]
+    failed: Callable[[Exception, Explain | None], Part]
+
+
+def pass_of(plan: Plan, a: Aligned, stats: Mapping[str, Stat], *, streaming: bool = False,
+            whole: bool = True) -> Pending:
+    """The queries of :func:`partials` on one part, and how to read their results."""
     a = (sorted_merge if streaming else materialize)(a, plan.task.join)
     # the in-memory engine, not "auto" (Polars 2.1's streaming one): a pass that fails on bad
     # data can break the streaming executor for the rest of the process (see AFTER_ERROR);
@@ -247,10 +304,8 @@ def partials(plan: Plan, a: Aligned, stats: Mapping[str, Stat], *, streaming: bo
         split = resample.unit_split_query(plan, a, norm, stats)
         if split is not None:
             named["unit_split"] = split
-    try:
-        results = pl.collect_all([*counts, *queries, *named.values()], engine=engine)
-    except (pl.exceptions.ComputeError, pl.exceptions.InvalidOperationError,
-            pl.exceptions.SchemaError) as exc:
+
+    def failed(exc: Exception, explain: Explain | None) -> Part:
         bare = {"error": pl.DataFrame({"message": [first_line(exc)]})}
         if "1:1 validation" in str(exc):
             return _bounded(lambda: _duplicates(a), bare) if streaming else _duplicates(a)
@@ -260,29 +315,33 @@ def partials(plan: Plan, a: Aligned, stats: Mapping[str, Stat], *, streaming: bo
         if streaming:
             return _bounded(partial(_failed, a, tally, checks, needed, full, whole, exc), bare)
         return _failed(a, tally, checks, needed, full, whole, exc)
-    count_row = _one_row(results[:len(counts)])
-    out = {"counts": count_row}
-    out.update(_diagnose(a, count_row.row(0, named=True), checks, needed, full, whole))
-    at = len(counts) + len(queries) - (1 + len(frames) if seg_cols else 0)
-    whole_res = results[len(counts):at]
-    seg_res = results[at:len(counts) + len(queries)]
-    for name, df in zip(named, results[len(counts) + len(queries):], strict=True):
-        if name.endswith("agg"):
-            keys = [g] if name == "gagg" else [*seg_cols, g]
-            df = staging.fetch_aside(rows, df, keys, engine)
-        out[name] = df
-    # the values exact sums kept aside are fetched when any were counted (rare)
-    if int(count_row["kept"][0]) > 0:  # no partial statistics of no rows
-        if agg_exprs:
-            out["agg"] = staging.fetch_aside(rows, whole_res[0], (), engine)
-        for fs, df in zip(frames, whole_res[1 if agg_exprs else 0:], strict=True):
-            out[f"frame:{fs.key}"] = df
-    if seg_cols:
-        out["seg"] = staging.fetch_aside(rows, seg_res[0], seg_cols, engine) if agg_exprs \
-            else seg_res[0]
-        for fs, df in zip(frames, seg_res[1:], strict=True):
-            out[f"segframe:{fs.key}"] = df
-    return out
+
+    def finish(results: Sequence[pl.DataFrame]) -> Part:
+        count_row = _one_row(results[:len(counts)])
+        out = {"counts": count_row}
+        out.update(_diagnose(a, count_row.row(0, named=True), checks, needed, full, whole))
+        at = len(counts) + len(queries) - (1 + len(frames) if seg_cols else 0)
+        whole_res = results[len(counts):at]
+        seg_res = results[at:len(counts) + len(queries)]
+        for name, df in zip(named, results[len(counts) + len(queries):], strict=True):
+            if name.endswith("agg"):
+                keys = [g] if name == "gagg" else [*seg_cols, g]
+                df = staging.fetch_aside(rows, df, keys, engine)
+            out[name] = df
+        # the values exact sums kept aside are fetched when any were counted (rare)
+        if int(count_row["kept"][0]) > 0:  # no partial statistics of no rows
+            if agg_exprs:
+                out["agg"] = staging.fetch_aside(rows, whole_res[0], (), engine)
+            for fs, df in zip(frames, whole_res[1 if agg_exprs else 0:], strict=True):
+                out[f"frame:{fs.key}"] = df
+        if seg_cols:
+            out["seg"] = staging.fetch_aside(rows, seg_res[0], seg_cols, engine) \
+                if agg_exprs else seg_res[0]
+            for fs, df in zip(frames, seg_res[1:], strict=True):
+                out[f"segframe:{fs.key}"] = df
+        return out
+
+    return Pending([*counts, *queries, *named.values()], engine, finish, failed)
 
 
 def _one_row(counts: Sequence[pl.DataFrame]) -> pl.DataFrame:

@@ -10,12 +10,14 @@ not read.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import polars as pl
+
 from evalcli.engine import core
-from evalcli.engine.align import Aligned, Inputs
+from evalcli.engine.align import Aligned, Inputs, materialize_systems
 from evalcli.engine.core import Computed, Evaluated
 from evalcli.engine.plan import Plan
 from evalcli.errors import UserError
@@ -49,12 +51,52 @@ def run_polars(plan: Plan, a: Aligned, engine: str, extra: dict[str, Any] | None
 
 def compute(plan: Plan, a: Aligned, stats: Mapping[str, Stat], engine: str) -> Computed:
     """Every statistic of the plan over the aligned frame in one pass; the input checked."""
+    part = core.partials(plan, a, stats, streaming=engine == "streaming",
+                         explain=_explainer(a))
+    alignment = core.verdict(plan, a, [part])
+    overall, segments = core.combine(stats, a, [part])
+    return Computed(overall, segments, alignment, engine, [part])
+
+
+def run_together(jobs: Sequence[tuple[Plan, Aligned, dict[str, Any] | None, Context | None]],
+                 more: Callable[[Sequence[Aligned]], Sequence[pl.LazyFrame]] | None = None
+                 ) -> tuple[list[Evaluated], list[pl.DataFrame]]:
+    """Several runs on the same truth in memory (systems): the truth read and sorted once and
+    each run's predictions joined to it (:func:`~evalcli.engine.align.materialize_systems`),
+    then every run's statistics, per group too, and the frames of ``more(aligned)`` from one
+    ``collect_all`` (:func:`evalcli.engine.core.partials_together`). The checks stay each
+    run's: when a query fails, each run is computed on its own and the first whose input is
+    bad says why, naming its file."""
+    joined = materialize_systems([a for _, a, _, _ in jobs], jobs[0][0].task.join) \
+        if jobs else []
+    bound = [core.bound(plan, a, "polars", extra, ctx)
+             for (plan, _, extra, ctx), a in zip(jobs, joined, strict=True)]
+    extra_q = list(more(joined)) if more is not None else []
+    together = core.partials_together(
+        [(plan, a, stats) for (plan, _, _, _), a, (_, stats) in zip(jobs, joined, bound,
+                                                                    strict=True)], extra_q)
+    if together is None:
+        parts = [core.partials(plan, a, stats, explain=_explainer(a))
+                 for (plan, _, _, _), a, (_, stats) in zip(jobs, joined, bound, strict=True)]
+        frames: list[pl.DataFrame] = []
+    else:
+        parts, frames = together
+    out = []
+    for (plan, _, extra, _), a, (ctx, stats), part in zip(jobs, joined, bound, parts,
+                                                          strict=True):
+        alignment = core.verdict(plan, a, [part])
+        overall, segments = core.combine(stats, a, [part])
+        computed = Computed(overall, segments, alignment, "polars", [part])
+        out.append(core.evaluated(plan, a, "polars", ctx, stats, computed, extra))
+    if together is None and extra_q:  # every run's input passed its checks on its own
+        frames = pl.collect_all(extra_q, engine="in-memory")
+    return out, frames
+
+
+def _explainer(a: Aligned) -> Callable[[Exception], UserError | None]:
     def explain(exc: Exception) -> UserError | None:
         from evalcli.io.readers import explain_read_error
 
         return explain_read_error([a.inputs.predictions, a.inputs.truth], exc)
 
-    part = core.partials(plan, a, stats, streaming=engine == "streaming", explain=explain)
-    alignment = core.verdict(plan, a, [part])
-    overall, segments = core.combine(stats, a, [part])
-    return Computed(overall, segments, alignment, engine, [part])
+    return explain
