@@ -125,6 +125,19 @@ def test_default_output_and_qrels_with_comments_give_the_same_numbers():
         assert _check(expected, means, per_query, set()) >= 5
 
 
+def test_comment_fixture_with_hashes_in_docnos():
+    """trec_eval's quicktest ``qrels.comment.test results.comment.test`` (``out.comment.test``,
+    its default measures, 'all' only): MS MARCO v2.1 segment ids hold ``#`` inside
+    (``msmarco_v2.1_doc_00_880019750#4_1633802806``), which is no comment; the run has 301
+    topics, the qrels 31 (num_q: the queries of both files). ``results.comment.test.gz`` is
+    trec_eval's file gzipped (evalcli reads it as it is)."""
+    expected = trec_eval_output("out.comment.test")
+    assert {m for m, _ in expected} - set(MEASURES) == {"runid"}
+    means, per_query = evalcli_values("qrels.comment.test", "results.comment.test.gz")
+    assert len(per_query) == int(expected[("num_q", "all")]) == 31
+    assert _check(expected, means, per_query, set()) == len(expected) - 1
+
+
 def test_comments_are_skipped_and_other_lines_kept():
     plain = scan(Source(str(DATA / "qrels.test"), format="trec")).collect()
     commented = scan(Source(str(DATA / "qrels.test.with-comments"), format="trec")).collect()
