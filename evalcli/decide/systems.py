@@ -1,9 +1,11 @@
 """A paired comparison of systems evaluated on the same truth.
 
-Each system is evaluated with the same seed, so a unit falls in the same random group for
-every system; one set of replicate weights over the groups any system holds then resamples
-every system at once, and the difference of two systems' replicates is a paired bootstrap
-replicate of their difference (:func:`evalcli.uncertainty.paired.paired_bootstrap_test`).
+Each system is evaluated with the same seed (on the in-memory engine, all of them in one pass
+over the truth read once: :func:`evalcli.engine.polars_engine.run_together`), so a unit falls
+in the same random group for every system; one set of replicate weights over the groups any
+system holds then resamples every system at once, and the difference of two systems'
+replicates is a paired bootstrap replicate of their difference
+(:func:`evalcli.uncertainty.paired.paired_bootstrap_test`).
 Where a metric is a mean of per-query values (ranking), the test may instead pair the queries
 themselves: Student's paired t-test (``auto``; as ranx's ``student``), Wilcoxon's signed-rank
 test, or Fisher's randomization by sign flips (ranx's ``fisher``), on the queries both systems
