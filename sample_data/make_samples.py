@@ -102,10 +102,8 @@ def multiclass() -> None:
 TOPICS = ["finance", "health", "politics", "sports", "tech", "travel"]
 
 
-def multilabel() -> None:
-    """Synthetic topic tagging (scikit-learn's make_multilabel_classification, six named
-    topics) with one-vs-rest logistic regressions; a topic is predicted when p >= 0.5.
-    Parquet and JSONL hold list columns; CSV holds the same sets joined by '|'."""
+def _multilabel_model() -> tuple[np.ndarray, np.ndarray]:
+    """The topic-tagging test split's indicator matrix and the model's probabilities."""
     from sklearn.datasets import make_multilabel_classification
     from sklearn.multiclass import OneVsRestClassifier
 
@@ -113,7 +111,27 @@ def multilabel() -> None:
                                           n_labels=2, allow_unlabeled=True, random_state=SEED)
     Xtr, Xte, Ytr, Yte = train_test_split(X, Y, test_size=0.4, random_state=SEED)
     model = OneVsRestClassifier(LogisticRegression(C=0.1, max_iter=2000)).fit(Xtr, Ytr)
-    Yhat = model.predict_proba(Xte) >= 0.5
+    return Yte, model.predict_proba(Xte)
+
+
+def multilabel_scores() -> None:
+    """The topic tagger's predictions with its probability per topic, one column each
+    (p_finance .. p_travel, rounded to 3 decimals: some ties), the predicted set delimited by
+    '|'; the truth is multilabel_truth.*."""
+    _, P = _multilabel_model()
+    names = np.array(TOPICS)
+    df = pl.DataFrame({"id": [f"doc-{i:04d}" for i in range(len(P))],
+                       "prediction": ["|".join(names[row >= 0.5]) for row in P],
+                       **{f"p_{t}": np.round(P[:, j], 3) for j, t in enumerate(TOPICS)}})
+    write_all(df, "multilabel_scores")
+
+
+def multilabel() -> None:
+    """Synthetic topic tagging (scikit-learn's make_multilabel_classification, six named
+    topics) with one-vs-rest logistic regressions; a topic is predicted when p >= 0.5.
+    Parquet and JSONL hold list columns; CSV holds the same sets joined by '|'."""
+    Yte, P = _multilabel_model()
+    Yhat = P >= 0.5
     names = np.array(TOPICS)
     ids = [f"doc-{i:04d}" for i in range(len(Yte))]
     truth = [list(names[row.astype(bool)]) for row in Yte]
@@ -160,4 +178,5 @@ if __name__ == "__main__":
     regression()
     multiclass()
     multilabel()
+    multilabel_scores()
     multilabel_spark_docs()

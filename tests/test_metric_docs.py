@@ -19,6 +19,7 @@ import itertools
 import math
 import re
 import tempfile
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -474,6 +475,29 @@ def _ml_hamming(c: Call, params: Mapping[str, Any]) -> float:
         return float(skm.hamming_loss(y, p, sample_weight=c.weights()))
     n = params["n_labels"] or int((y.sum(axis=0) > 0).sum())
     return float(np.average((y != p).sum(axis=1), weights=c.weights()) / n)
+
+
+def _ml_scores(c: Call, fn: Callable[..., Any]) -> Expected:
+    """scikit-learn on the indicator matrix of the scored labels (the score struct's fields)
+    under each metric's average; average precision with no_positive=undefined is NaN where a
+    label (samples: an example) has no positive, scikit-learn's 0 otherwise."""
+    assert c.predictions is not None
+    rows = c.predictions.get_column("score").to_list()
+    labels = list(rows[0])
+    y = np.array([[int(k in t) for k in labels] for t in c.col("label").tolist()])
+    s = np.array([[r[k] for k in labels] for r in rows])
+    out: Expected = {}
+    for m in c.result.metrics:
+        average = m.params["average"]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            v = float(fn(y, s, average=average, sample_weight=c.weights()))
+        empty = (y.sum(axis=1) == 0) if average == "samples" else (y.sum(axis=0) == 0)
+        if m.params.get("no_positive") == "undefined" and average != "weighted" and (
+                empty.any() if average != "micro" else not y.any()):
+            v = math.nan
+        out[m.id] = v
+    return out
 
 
 # ranking: each query's value from trec_eval (pytrec_eval) on the example's lists, then the
@@ -941,6 +965,8 @@ REFERENCES: dict[str, Reference] = {
     "multilabel/subset_accuracy": lambda c: {"subset_accuracy": skm.accuracy_score(
         *_label_sets(c)[:2], sample_weight=c.weights())},
     "multilabel/hamming_loss": _per_metric(_ml_hamming),
+    "multilabel/auroc": lambda c: _ml_scores(c, skm.roc_auc_score),
+    "multilabel/average_precision": lambda c: _ml_scores(c, skm.average_precision_score),
     # multiclass: scikit-learn; FPR from its one-vs-rest matrices; top-k's ties by hand
     "multiclass/confusion_matrix": _confusion,
     "multiclass/accuracy": _mc_table(skm.accuracy_score),

@@ -133,6 +133,8 @@ TRAITS: dict[str, Traits] = {
     "multilabel/accuracy": Traits(ROWS, SYM),
     "multilabel/subset_accuracy": Traits(ROWS, SYM),
     "multilabel/hamming_loss": Traits(ROWS, SYM),
+    "multilabel/auroc": Traits(ROWS, None),
+    "multilabel/average_precision": Traits(ROWS, None),
     # ranking: means over queries; a weight is the query's weight
     "ranking/precision": Traits("other", None),
     "ranking/recall": Traits("other", None),
@@ -224,8 +226,11 @@ def _multilabel(rng: np.random.Generator, n: int) -> Data:
         return [sorted(labels[rng.random(4) < 0.4].tolist()) for _ in range(n)]
 
     ls = pl.List(pl.String)
+    scores = [list(map(float, r)) for r in np.round(rng.random((n, 4)), 1)]  # ties
     return Data(pl.DataFrame({"label": pl.Series(sets(), dtype=ls),
-                              "prediction": pl.Series(sets(), dtype=ls)}), {})
+                              "prediction": pl.Series(sets(), dtype=ls), "score": scores}),
+                {"options": {"classes": labels.tolist()}, "columns": {"score": "score"}},
+                symmetric_needs_no_score=False)  # the config names it; set metrics ignore it
 
 
 def _ranking(rng: np.random.Generator, n: int) -> Data:

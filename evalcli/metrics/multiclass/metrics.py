@@ -385,9 +385,10 @@ def _curves(df: pl.DataFrame, part: str) -> Any:
     return q.collect(engine="in-memory").row(0, named=True)
 
 
-def _curves_of(stats: StatValues, *parts: str) -> dict[str, Any]:
-    """The table's row count and the ``parts`` of :func:`_curves` (each computed once a run)."""
-    table: pl.DataFrame = stats[CLASS_SCORES]
+def curves_of(stats: StatValues, *parts: str, key: str = CLASS_SCORES) -> dict[str, Any]:
+    """The table's row count and the ``parts`` of :func:`_curves` (each computed once a run);
+    ``key``: the statistic holding the (class, label, s) table (multilabel's has its own)."""
+    table: pl.DataFrame = stats[key]
     memo = memo_of(stats)
     df = memo.get(table, ("multiclass curves", "table"), lambda: _ordered(table))
     out: dict[str, Any] = {"rows": int(df.get_column("n").sum()) if df.height else 0}
@@ -402,15 +403,21 @@ def _shown(ks: Sequence[Any]) -> str:
     return ", ".join(map(repr, ks[:5])) + (" ..." if len(ks) > 5 else "")
 
 
-def _ovr(c: dict[str, Any], what: str, average: str) -> MetricValue:
-    """A one-vs-rest average of the per-class areas (``what``: roc or ap)."""
+def ovr(c: dict[str, Any], what: str, average: str, noun: str = "class",
+        keys: Callable[[Any], Any] | None = None, zero_ap: bool = False) -> MetricValue:
+    """A one-vs-rest average of the per-class areas (``what``: roc or ap). ``noun``: what a
+    class is called in the notes; ``keys``: their sort key; ``zero_ap``: average precision
+    without a positive is 0 (scikit-learn's) instead of undefined."""
     name = "AUROC" if what == "roc" else "average precision"
-    by_label, no_pos, no_neg = [], [], []
-    for k in sorted(c["classes"]):
+    by_label, no_pos, no_neg, zeroed = [], [], [], []
+    for k in sorted(c["classes"], key=keys):
         r = c["classes"][k]
         P, N = float(r["P"]), float(r["N"])
         v: float | None = None
-        if P <= 0:
+        if P <= 0 and what == "ap" and zero_ap:
+            v = 0.0
+            zeroed.append(k)
+        elif P <= 0:
             no_pos.append(k)
         elif what == "roc" and N <= 0:
             no_neg.append(k)
@@ -419,30 +426,44 @@ def _ovr(c: dict[str, Any], what: str, average: str) -> MetricValue:
         by_label.append({"label": k, "value": v, "support": as_number(P)})
     details: dict[str, Any] = {"multi_class": "ovr", "average": average, "by_label": by_label}
     notes: list[str] = []
+    if zeroed and average != "micro":
+        notes.append(f"{len(zeroed)} {noun}{_es(noun)} with no positive ({_shown(zeroed)}): "
+                     "average precision 0, as scikit-learn's (no_positive=zero)")
     if average == "micro":
         m = c["micro"]
         P, N = float(m["P"] or 0.0), float(m["N"] or 0.0)
+        if P <= 0 and what == "ap" and zero_ap and N > 0:
+            return MetricValue(0.0, details, ["no positive (row, " + noun + ") pair: 0, as "
+                                              "scikit-learn's (no_positive=zero)"])
         if P <= 0 or (what == "roc" and N <= 0):
             return MetricValue(None, details, ["undefined: the pooled one-vs-rest pairs hold "
                                                "no positive or no negative"])
         return MetricValue(float(m["roc"]) / (P * N) if what == "roc" else float(m["ap"]) / P,
                            details)
+    es = _es(noun)
     if average == "weighted" and no_pos:
-        notes.append(f"{len(no_pos)} class(es) with no true rows ({_shown(no_pos)}) weigh 0 "
+        notes.append(f"{len(no_pos)} {noun}{es} with no true rows ({_shown(no_pos)}) weigh 0 "
                      "in the weighted average, as scikit-learn's")
         no_pos = []
     if no_pos or no_neg:
-        why = [f"class(es) {_shown(no_pos)} never true" if no_pos else "",
-               f"class(es) {_shown(no_neg)} true on every row" if no_neg else ""]
+        why = [f"{noun}{es} {_shown(no_pos)} never true" if no_pos else "",
+               f"{noun}{es} {_shown(no_neg)} true on every row" if no_neg else ""]
         return MetricValue(None, details, [
             f"undefined: the one-vs-rest {name} of {' and '.join(x for x in why if x)} is not "
-            "defined (scikit-learn gives NaN or refuses); the defined classes' values are in "
-            "details.by_label"])
+            f"defined (scikit-learn gives NaN or refuses); the defined {noun}{es[1:-1]}' "
+            "values are in details.by_label"])
     vals = [(d["value"], float(d["support"])) for d in by_label if d["value"] is not None]
+    if not vals or (average == "weighted" and not sum(sw for _, sw in vals)):
+        return MetricValue(None, details, [*notes, f"undefined: no {noun} is true on any row"])
     if average == "macro":
         return MetricValue(sum(v for v, _ in vals) / len(vals), details, notes)
     total = sum(sw for _, sw in vals)
     return MetricValue(sum(v * sw for v, sw in vals) / total, details, notes)
+
+
+def _es(noun: str) -> str:
+    """The plural ending shown in parentheses: class(es), label(s)."""
+    return "(es)" if noun.endswith("s") else "(s)"
 
 
 def _check_sums(stats: StatValues, metric: str) -> None:
@@ -462,13 +483,13 @@ def _auroc_value(stats: StatValues, params: Params) -> MetricValue:
     if multi == "ovo" and average == "micro":
         raise MetricError("auroc: average=micro is for multi_class=ovr only (as scikit-learn's "
                           "roc_auc_score)", hint="use average: macro or weighted with ovo")
-    c = _curves_of(stats, "classes", "micro" if average == "micro" else
+    c = curves_of(stats, "classes", "micro" if average == "micro" else
                    "pairs" if multi == "ovo" else "classes")
     if not c["rows"]:
         return MetricValue(None, notes=["no rows (or zero total weight)"])
     _check_sums(stats, "auroc")
     if multi == "ovr":
-        return _ovr(c, "roc", average)
+        return ovr(c, "roc", average)
     present = sorted(k for k, r in c["classes"].items() if float(r["P"]) > 0)
     total = sum(float(c["classes"][k]["P"]) for k in present)
     by_pair: list[dict[str, Any]] = []
@@ -496,10 +517,10 @@ def _auroc_value(stats: StatValues, params: Params) -> MetricValue:
 
 def _ap_value(stats: StatValues, params: Params) -> MetricValue:
     average = params.get("average", "macro")
-    c = _curves_of(stats, "classes", *(("micro",) if average == "micro" else ()))
+    c = curves_of(stats, "classes", *(("micro",) if average == "micro" else ()))
     if not c["rows"]:
         return MetricValue(None, notes=["no rows (or zero total weight)"])
-    return _ovr(c, "ap", average)
+    return ovr(c, "ap", average)
 
 
 # --------------------------------------------------------------------------- calibration

@@ -22,7 +22,7 @@ in class order on a tie, as ``numpy.argmax``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -54,7 +54,7 @@ def task_options(raw: Mapping[str, Any]) -> dict[str, Any]:
     return {p.name: p.check(raw.get(p.name, p.default), f"options.{p.name}") for p in OPTIONS}
 
 
-def _pack(raw: Mapping[str, Any], names: Sequence[str]) -> dict[str, list[str]]:
+def pack_scores(raw: Mapping[str, Any], names: Sequence[str]) -> dict[str, list[str]]:
     """Wide scores: the columns packed into the ``score`` struct (align's ``pack`` hook)."""
     o = task_options(raw)
     cols, prefix = o["score_columns"], o["score_prefix"]
@@ -168,7 +168,10 @@ class Scores:
     copy of every score.
     """
 
-    def __init__(self, t: TaskInput) -> None:
+    def __init__(self, t: TaskInput,
+                 classes: Callable[[TaskInput], list[Any] | None] | None = None) -> None:
+        """``classes``: the class of each score position (default :func:`score_classes`; the
+        multilabel task names positions its own way)."""
         layout, fields = _score_layout(t)
         col = pl.col("score")
         self.fields = ([col.struct.field(f).cast(F64) for f in fields]
@@ -176,7 +179,7 @@ class Scores:
         if isinstance(t.schema["score"], pl.Array):
             col = col.arr.to_list()
         self.list = col.cast(pl.List(F64))
-        self.classes = score_classes(t)
+        self.classes = (classes or score_classes)(t)
 
     def count(self) -> pl.Expr:
         if self.fields is not None:
@@ -331,6 +334,6 @@ TASK = Task(
     checks=_checks,
     normalize=_normalize,
     requires_any=(frozenset({"prediction", "score"}),),
-    pack=_pack,
+    pack=pack_scores,
 )
 TASKS = [TASK]

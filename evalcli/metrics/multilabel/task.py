@@ -17,6 +17,12 @@ delimiter, and, when predictions and truth are two files, gathers the rows shari
 reads the delimited and the long layout alike. Labels are names, compared as text (the
 integer 2 and the text "2" are one label), and sets are sets: duplicates count once, order does
 not matter, a null is the empty set.
+
+An optional ``score`` per label (for auroc and average_precision) comes in the multiclass
+task's layouts, read by its code (:class:`~evalcli.metrics.multiclass.task.Scores`): a struct
+column (a field per label), a list column (position *i* is ``options.classes[i]``, or the label
+``i``), or one column per label (``options.score_columns`` / ``score_prefix``). The scored labels
+are the label space: every true label needs a score.
 """
 
 from __future__ import annotations
@@ -29,6 +35,9 @@ import polars as pl
 
 from evalcli.errors import ConfigError, InputDataError
 from evalcli.metrics.base import Check, Param
+from evalcli.metrics.multiclass.task import OPTIONS as SCORE_OPTIONS
+from evalcli.metrics.multiclass.task import Scores, pack_scores, score_classes
+from evalcli.metrics.multiclass.task import task_options as score_options
 from evalcli.metrics.task import Role, Task, TaskInput
 
 if TYPE_CHECKING:
@@ -50,6 +59,7 @@ OPTIONS = (
           "layout long or auto with two files: an id of the truth with no prediction row is an "
           "example whose predicted set is empty, as in Spark MLlib's MultilabelMetrics example "
           "(the count is reported as empty_predicted_sets); false: it is unmatched"),
+    *SCORE_OPTIONS,
 )
 
 
@@ -139,10 +149,11 @@ def _reshape(lf: pl.LazyFrame, side: str, raw: Mapping[str, Any]) -> pl.LazyFram
         layout == "long" or (layout == "auto" and any(not _is_list(schema[r]) for r in roles)))
     if not group:
         return lf.with_columns([_as_list(r, schema[r], split) for r in roles])
-    keys = [c for c in schema.names() if c not in ROLES]
+    keys = [c for c in schema.names() if c not in (*ROLES, "score")]
+    first = [pl.col("score").first()] if "score" in schema else []
     return lf.with_columns([_clean_list(r, schema[r], split) for r in roles]).group_by(
         keys, maintain_order=True).agg(
-        [pl.col(r).list.explode(keep_nulls=False, empty_as_null=False) for r in roles])
+        *(pl.col(r).list.explode(keep_nulls=False, empty_as_null=False) for r in roles), *first)
 
 
 def _set_expr(role: str, t: TaskInput) -> pl.Expr:
@@ -174,8 +185,59 @@ def label_order(label: str) -> tuple[int, float, str]:
         return (1, 0.0, label)
 
 
+def score_labels(t: TaskInput) -> list[str] | None:
+    """The label of each score position, as text (labels are names); ``None``: a list column
+    without ``options.classes``, whose position *i* is the label ``i``."""
+    if not isinstance(t.schema["score"], pl.Struct) and score_options(t.options)["classes"] \
+            is None:
+        return None
+    return [str(c) for c in score_classes(t) or ()]
+
+
+def label_scores(t: TaskInput) -> Scores:
+    """The per-label scores of the rows (the multiclass task's reader, labels as text)."""
+    return Scores(t, score_labels)
+
+
+def _score_checks(t: TaskInput) -> list[Check]:
+    """Finite scores, one per label on every row, and one for every true label."""
+    sc = label_scores(t)
+    out = [Check("score_finite", "score", sc.bad,
+                 "the per-label scores hold null, NaN or infinite values",
+                 "every example needs a finite score for every label")]
+    n, labels = sc.count(), sc.classes
+    el, truth = pl.element(), _set_expr("label", t)
+    if sc.fields is None:
+        out.append(Check(
+            "score_length", "score",
+            (lambda: n != len(labels)) if labels is not None else (lambda: n != n.max()),
+            f"a score list does not hold {len(labels)} scores, one per label in "
+            "options.classes" if labels is not None else "the score lists differ in length",
+            "give one score per label on every example, in the order of options.classes"))
+    if labels is not None:
+        shown = ", ".join(labels[:10]) + (" ..." if len(labels) > 10 else "")
+        out.append(Check(
+            "label_scored", "label", lambda: ~truth.list.eval(el.is_in(labels)).list.all(),
+            f"a true label has no score (scored labels: {shown})",
+            "give a score for every label, or name the labels with options.classes / "
+            "score_columns"))
+    else:
+        def unscored() -> pl.Expr:
+            pos = truth.list.eval(el.cast(pl.Int64, strict=False))
+            return pos.list.eval(el.is_null() | (el < 0)).list.any() | (pos.list.max() >= n)
+
+        out.append(Check(
+            "label_scored", "label", unscored,
+            "a true label has no score: without options.classes the labels are the positions "
+            "0..n-1 of the score list",
+            "list the labels in score order under 'options: {classes: [...]}'"))
+    return out
+
+
 def _checks(t: TaskInput) -> list[Check]:
     out = []
+    if "score" in t.roles:
+        out += _score_checks(t)
     for role in ROLES:
         if role not in t.roles:
             continue
@@ -233,11 +295,16 @@ TASK = Task(
              True, nullable=True, takes=("value", "list")),
         Role("prediction", "the predicted labels, in the same layouts", True, nullable=True,
              takes=("value", "list")),
+        Role("score", "per-label scores (auroc, average_precision): a struct or list column "
+             "named under columns (a column that merely happens to be called score changes "
+             "nothing), or the wide columns named by options.score_columns / score_prefix",
+             takes=("list", "struct"), opt_in=True),
     ),
     options=OPTIONS,
     checks=_checks,
     normalize=_normalize,
     reshape=_reshape,
     join_for=_join,
+    pack=pack_scores,
 )
 TASKS = [TASK]
