@@ -223,6 +223,10 @@ def _finish(run: _Run, ev: Evaluated, gating: bool, say: Callable[[str], None]) 
     added = task.finish(extra, run.asks)
     result.alignment.extra.update(added.alignment)
     result.per_query = added.per_query
+    for m in result.metrics:
+        if m.id in added.values:  # a task's transformation of the values (z-scores)
+            m.value, m.ci, m.gate_ci, m.intervals = added.values[m.id], None, None, {}
+            m.notes.append(added.values_note)
     result.curves = added.curves
     result.curve_areas = added.areas
     evaluate_gates(result, run.seg_gates)

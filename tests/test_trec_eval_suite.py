@@ -10,6 +10,7 @@ any retrieved document counts 0); without it such a query is dropped (trec_eval'
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import re
 from pathlib import Path
@@ -784,3 +785,79 @@ def test_judged_only_random_runs_equal_pytrec_eval_per_query(tmp_path, seed):
     # the one documented difference (docs/ranking.md): where trec_eval divides 0 by 0, 0
     assert all(m == "11pt_avg" or m.startswith("iprec_at_recall_") for m in nan), nan
     assert "iprec_at_recall_0.00" in nan
+
+
+ZSCORED = {"Z" + name: mid for name, mid in MEASURES.items()}
+"""trec_eval -Z prints each measure's name after a 'Z'."""
+
+
+def test_zscores_file_is_trec_evals_Z():
+    """``-q -m all_trec -Z zscores_file`` (``out.test.aqZ``): every measure's z-scores per
+    query and 'all' equal trec_eval's to 4 decimals: means of z-scores, sums for the counts
+    (``Znum_ret all`` is -6.3332), ``num_q`` as it is (3.0000), and ``gm_map``/``gm_bpref``,
+    which the file has no line for: -1000000 per query, exp of their mean, 0.0000."""
+    expected = trec_eval_output("out.test.aqZ")
+    assert {m for m, _ in expected} - set(ZSCORED) == {"relstring", "runid"}
+    means, per_query = evalcli_values("qrels.test", "results.test",
+                                      {"zscores_file": str(DATA / "zscores_file")},
+                                      measures=ZSCORED)
+    n = _check(expected, means, per_query, set(per_query), ZSCORED)
+    assert n == EXPECTED_LINES
+    assert expected[("Znum_ret", "all")] == "-6.3332"  # a sum, not a mean
+    assert per_query["301"]["gm_map"] == -1_000_000.0
+
+
+def test_zscores_print_as_trec_eval_prints_them():
+    """The report in trec_eval's format: 'Z' before every name, counts with 4 decimals."""
+    from evalcli.report.treceval import render
+
+    wanted = {"Znum_q", "Znum_ret", "Zmap", "ZP_5", "Zgm_map", "Ziprec_at_recall_0.10"}
+    cfg = parse_config({
+        "task": "ranking", "predictions": {"path": str(DATA / "results.test"), "format": "trec"},
+        "truth": {"path": str(DATA / "qrels.test"), "format": "trec"},
+        "options": {"compat": "trec_eval", "zscores_file": str(DATA / "zscores_file")},
+        "metrics": [ZSCORED[m] for m in sorted(wanted)]}, "test", DATA)
+    ours = render(run_config(cfg, per_query_values=True)).splitlines()
+    theirs = [line for line in (DATA / "out.test.aqZ").read_text().splitlines()
+              if line.split()[0] in wanted]
+    assert sorted(ours) == sorted(theirs)
+
+
+def test_zscore_rules_on_a_worked_example(tmp_path):
+    """trec_eval's convert_zscores.c by hand: (v − mean)/stddev; stddev 0: 0 when v is the
+    mean, else −1000000; no line for the query or the measure: −1000000; counts summed."""
+    (tmp_path / "z").write_text("a P_2 0.25 0.5\nb P_2 0.5 0\na num_ret 1 0\n"
+                                "b num_ret 2 0\nb recip_rank 0.5 0.25\n")
+    result = evaluate({"task": "ranking", "metrics": ["precision@2", "num_ret", "mrr"],
+                       "options": {"compat": "trec_eval",
+                                   "zscores_file": str(tmp_path / "z")}},
+                      predictions={"query": ["a", "a", "b", "b"], "item": ["x", "y", "x", "y"],
+                                   "score": [2.0, 1.0, 2.0, 1.0]},
+                      truth={"query": ["a", "b"], "item": ["x", "y"], "relevance": [1, 1]})
+    # a: P_2 = 0.5 -> (0.5 - 0.25)/0.5 = 0.5; num_ret 2 vs 1 (sd 0) -> -1e6; no recip_rank
+    # line (1.0) -> -1e6.  b: P_2 = 0.5 = mean (sd 0) -> 0; num_ret 2 = mean -> 0;
+    # recip_rank 0.5 -> 0
+    assert result.values() == {"precision@2": 0.25, "num_ret": -1_000_000.0,
+                               "mrr": -500_000.0}
+    assert "z-scores" in result.metrics[0].notes[-1]
+
+
+def test_zscores_file_errors(tmp_path, cli):
+    """A malformed line is one message naming the file and the line (exit 2); z-scores per
+    segment are refused (the file's means are the whole run's)."""
+    (tmp_path / "z").write_text("301 map 0.1 0.2\n301 P_5 x 0.3\n")
+    config = {"task": "ranking",
+              "predictions": {"path": str(DATA / "results.test"), "format": "trec"},
+              "truth": {"path": str(DATA / "qrels.test"), "format": "trec"},
+              "options": {"compat": "trec_eval", "zscores_file": str(tmp_path / "z")},
+              "metrics": ["map"]}
+    (tmp_path / "c.yaml").write_text(json.dumps(config))
+    r = cli("run", str(tmp_path / "c.yaml"))
+    assert r.exit_code == 2, r.stderr
+    assert "line 2 is not 'qid measure mean stddev'" in r.stderr
+    assert str(tmp_path / "z") in r.stderr
+    (tmp_path / "z").write_text("301 map 0.1 0.2\n")
+    (tmp_path / "c.yaml").write_text(json.dumps({**config, "group_by": ["tag"]}))
+    r = cli("run", str(tmp_path / "c.yaml"))
+    assert r.exit_code == 2, r.stderr
+    assert "not per segment" in r.stderr

@@ -19,6 +19,8 @@ from evalcli.io import Source, scan
 from evalcli.metrics.task import Role, Task, shape_of, shape_words
 
 SEG = "seg:"
+SIDE_FORMATS = {"zscores_file": "trec_zscores"}
+"""Side inputs whose format no extension tells (trec_eval's z-scores file has none)."""
 UNIT = "unit:"
 """The aligned column of the resampling unit a config names."""
 
@@ -297,8 +299,8 @@ def align(task: Task, inputs: Inputs) -> Aligned:
     if "weight" not in columns:
         lf = lf.with_columns(pl.lit(1.0, dtype=pl.Float64).alias("weight"))
     schema = dict(lf.collect_schema())
-    side_inputs = {k: scan(Source(v)) for k, v in inputs.options.items()
-                   if k.endswith("_file") and isinstance(v, str) and v}
+    side_inputs = {k: scan(Source(v, format=SIDE_FORMATS.get(k))) for k, v in
+                   inputs.options.items() if k.endswith("_file") and isinstance(v, str) and v}
     return Aligned(
         lf=lf, roles=frozenset(columns), schema=schema, columns=columns, ids=ids,
         segments=segments, pred_rows=pred_rows, truth_rows=truth_rows, pred_lf=pred_lf,

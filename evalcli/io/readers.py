@@ -68,7 +68,7 @@ _EXT = {
 }
 _COMPRESSED = {".gz": "gzip", ".gzip": "gzip", ".zst": "zstd", ".zstd": "zstd"}
 _MAGIC = {"gzip": b"\x1f\x8b", "zstd": b"\x28\xb5\x2f\xfd"}
-_TEXT = ("csv", "tsv", "jsonl", "trec")
+_TEXT = ("csv", "tsv", "jsonl", "trec", "trec_zscores")
 _HEAD_BYTES = 64 * 1024
 """How much of a text file (decompressed) the checks of :func:`scan` read."""
 _HEADER_BYTES = 16 * 1024 * 1024
@@ -337,6 +337,15 @@ def _scan_trec(source: Source) -> pl.LazyFrame:
 
 
 EXTRA_READERS["trec"] = _scan_trec
+
+
+def _scan_trec_zscores(source: Source) -> pl.LazyFrame:
+    from evalcli.io.trec import scan_zscores
+
+    return scan_zscores(source)
+
+
+EXTRA_READERS["trec_zscores"] = _scan_trec_zscores
 
 
 def clip_path(path: str, limit: int = 160) -> str:

@@ -163,3 +163,35 @@ def scan_trec(source: Source) -> pl.LazyFrame:
     return (lines.filter(_kept(kind))
             .select(pl.col("line").str.extract_all(r"\S+").alias("__fields"))
             .select(exprs))
+
+
+ZSCORES = ("query", "measure", "mean", "stddev")
+
+
+def scan_zscores(source: Source) -> pl.LazyFrame:
+    """trec_eval's z-scores file (``-Z``): ``qid measure mean stddev`` lines, whitespace
+    separated (blank lines skipped), as ``query``, ``measure`` (strings), ``mean`` and
+    ``stddev`` (floats). A line of another number of fields, or whose numbers do not parse, is
+    an error naming it (trec_eval: "Malformed line").
+
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "zscores")
+    >>> _ = open(p, "w").write("301 map 0.1212 0.1545\\n\\n301 P_5 0.4892 0.3703\\n")
+    >>> scan_zscores(Source(p)).collect().rows()
+    [('301', 'map', 0.1212, 0.1545), ('301', 'P_5', 0.4892, 0.3703)]
+    """
+    lines = (_lines(source.path).with_row_index("__line", offset=1)
+             .filter(pl.col("line").str.strip_chars() != "")
+             .with_columns(pl.col("line").str.extract_all(r"\S+").alias("__f")))
+    typed = lines.with_columns(
+        pl.col("__f").list.get(2, null_on_oob=True).cast(pl.Float64, strict=False).alias("m"),
+        pl.col("__f").list.get(3, null_on_oob=True).cast(pl.Float64, strict=False).alias("s"))
+    bad = typed.filter((pl.col("__f").list.len() != 4) | pl.col("m").is_null()
+                       | pl.col("s").is_null()).head(1).collect()
+    if bad.height:
+        raise InputDataError(
+            f"{source.path}: line {bad.item(0, '__line')} is not 'qid measure mean stddev' (a "
+            f"z-scores file, trec_eval -Z): {clip(str(bad.item(0, 'line')).strip(), 120)!r}",
+            hint="fix the line (mean and stddev are numbers)")
+    return typed.select(*(pl.col("__f").list.get(i).alias(n) for i, n in enumerate(ZSCORES[:2])),
+                        pl.col("m").alias("mean"), pl.col("s").alias("stddev"))

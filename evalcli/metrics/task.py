@@ -187,6 +187,11 @@ class Additions:
     """More alignment counts (ranking: queries in the predictions, in the truth, ...)."""
     per_query: pl.DataFrame | None = None
     """Each query's metric values, when asked for."""
+    values: dict[str, float | None] = field(default_factory=dict)
+    """Metric values, by id, that replace the pass's (ranking's z-scores: ``zscores_file``);
+    their intervals no longer apply and are dropped."""
+    values_note: str = ""
+    """The note each replaced value carries: what it is now."""
 
 
 def _no_extras(ctx: Context, metrics: Planned, asks: Asks) -> dict[str, Stat]:

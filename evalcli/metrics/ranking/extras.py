@@ -1,6 +1,7 @@
 """What the ranking family adds to a run: the query-level alignment counts (queries in the
 predictions, in the truth, in both ...), and each metric's per-query values (``per_query:``),
-computed in the run's one pass with the metrics' own frames.
+computed in the run's one pass with the metrics' own frames; with a ``zscores_file``, their
+z-scores and the metrics' values from them (:mod:`.zscores`).
 """
 
 from __future__ import annotations
@@ -10,9 +11,11 @@ from typing import Any
 
 import polars as pl
 
+from evalcli.errors import MetricError
 from evalcli.metrics.base import Context, FrameStat, Stat
 from evalcli.metrics.ranking.frame import JUDGED, REC, SEG, Q
 from evalcli.metrics.ranking.stats import add_by, per_query_frame
+from evalcli.metrics.ranking.zscores import NOTE, kinds, over_queries, zscored
 from evalcli.metrics.task import Additions, Asks, Planned
 
 QUERIES = "ranking.queries"
@@ -38,9 +41,17 @@ def query_stats(ctx: Context, metrics: Planned, asks: Asks) -> dict[str, Stat]:
     per-query values of every metric when asked for (the metrics' own frames: ``ctx`` is the
     run's context, its memo theirs)."""
     out: dict[str, Stat] = {QUERIES: FrameStat(QUERIES, _queries_build, add_by)}
-    if asks.per_query:
+    table = ctx.frames.get("zscores_file")
+    if asks.per_query or table is not None:
         def build(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
-            return per_query_frame(metrics, lf, ctx)
+            pq = per_query_frame(metrics, lf, ctx)
+            if table is None:
+                return pq
+            if keys:
+                raise MetricError(
+                    "zscores_file: z-scores are computed over the whole run, not per segment "
+                    "or bootstrap group", hint="drop group_by and uncertainty, or zscores_file")
+            return zscored(pq, kinds(metrics), table)
 
         def combine(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
             return df
@@ -55,8 +66,13 @@ def query_tables(values: Mapping[str, Any], asks: Asks) -> Additions:
     counts: pl.DataFrame = values[QUERIES]
     out = Additions(alignment={k: int(v) for k, v in counts.row(0, named=True).items()}
                     if counts.height else {})
+    if PER_QUERY not in values:
+        return out
+    df: pl.DataFrame = values[PER_QUERY]
+    if asks.options.get("zscores_file"):  # the per-query values are z-scores
+        out.values = over_queries(df, kinds(asks.metrics))
+        out.values_note = NOTE
     if asks.per_query:
-        df: pl.DataFrame = values[PER_QUERY]
         out.per_query = df.rename({c: c[len(SEG):] for c in df.columns if c.startswith(SEG)}
                                   ).sort(Q, nulls_last=True)
     return out

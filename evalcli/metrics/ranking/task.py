@@ -194,6 +194,10 @@ TASK = Task(
         Param("judged_only", bool, False, "evaluate only the predictions the truth judges: "
               "unjudged items (no truth row, or a negative relevance) are removed from each "
               "list before ranking (trec_eval -J; applied after max_per_query, as trec_eval)"),
+        Param("zscores_file", str, None, "per-query z-scores, as trec_eval -Z: a file of "
+              "'qid measure mean stddev' lines (trec_eval's measure names); each query's value "
+              "becomes (value - mean) / stddev, then is averaged; unset: the values",
+              nullable=True),
     ),
     checks=_checks,
     normalize=_normalize,
