@@ -393,9 +393,9 @@ def test_ids_typed_differently_join_as_text(tmp_path):
 # --------------------------------------------------------------------------- one run's memo
 
 def test_runs_share_their_frames_within_a_run_and_nothing_between_runs(monkeypatch):
-    """The ranked frame is built once per run whatever the number of metrics reading it (the
-    run's memo); nothing a run derived outlives it, and two runs in one process on other rows
-    each get their own values."""
+    """The ranks of the recommended rows are computed once per run whatever the number of
+    metrics reading them (the run's memo); nothing a run derived outlives it, and two runs in
+    one process on other rows each get their own values."""
     import gc
     import weakref
 
@@ -403,13 +403,13 @@ def test_runs_share_their_frames_within_a_run_and_nothing_between_runs(monkeypat
     from evalcli.metrics.ranking import frame
 
     inputs: list[weakref.ref[pl.LazyFrame]] = []
-    ranked = frame._ranked
+    ranked = frame._positions
 
     def counted(lf: pl.LazyFrame, *args: object) -> pl.LazyFrame:
         inputs.append(weakref.ref(lf))
         return ranked(lf, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(frame, "_ranked", counted)
+    monkeypatch.setattr(frame, "_positions", counted)
     cfg = {"task": "ranking", "metrics": ["ndcg@2", "map@2", "mrr", "precision@1"]}
     truth = {"query": [1, 2], "item": ["a", "c"]}
     first = evalcli.evaluate(cfg, predictions={"query": [1, 2], "item": [["a", "b"], ["c", "d"]]},
