@@ -50,6 +50,7 @@ class Format(str, Enum):
     parquet = "parquet"
     jsonl = "jsonl"
     trec = "trec"
+    trec_prefs = "trec_prefs"
 
 
 class Strict(BaseModel):

@@ -788,6 +788,59 @@ def _utility(c: Call, params: Mapping[str, Any]) -> float:
 
 
 
+def _prefs(c: Call, params: Mapping[str, Any]) -> float:
+    """trec_eval's prefs measures on a qrels read as -R qrels_prefs (one judgment group of one
+    sub-group per query, each relevance level a class), written out from form_prefs_counts.c
+    and m_prefs_*.c: every pair of judged documents of different levels is a preference for
+    the higher; the run in score order (ties: docno ascending)."""
+    run, qrels = _lists(c)
+    values = []
+    for q, judged in qrels.items():
+        if q not in run:
+            continue
+        order = sorted(run[q], key=lambda d: (-run[q][d], d))
+        place = {d: i for i, d in enumerate(d for d in order if d in judged)}
+        n: dict[str, float] = dict.fromkeys(
+            ("ful_ret", "poss_ret", "ful_imp", "poss_imp", "notoccur"), 0.0)
+        pairs: dict[tuple[str, str], list[int]] = {}
+        for a, la in judged.items():
+            for b, lb in judged.items():
+                if la <= lb:
+                    continue
+                pa, pb = place.get(a), place.get(b)
+                if pa is not None and pb is not None:
+                    n["poss_ret"] += 1
+                    n["ful_ret"] += pa < pb
+                elif pa is not None or pb is not None:
+                    n["poss_imp"] += 1
+                    n["ful_imp"] += pa is not None
+                else:
+                    n["notoccur"] += 1
+                first, second = (a, b) if pb is None or (pa is not None and pa < pb) else (b, a)
+                if pa is None and pb is None:
+                    first, second = min(a, b), max(a, b)
+                pairs.setdefault((first, second), [0, 0, (pa is not None) + (pb is not None)])
+                pairs[(first, second)][0 if first == a else 1] += 1
+        ful, poss = n["ful_ret"] + n["ful_imp"], n["poss_ret"] + n["poss_imp"] + n["notoccur"]
+        ret = [f / (f + s) for f, s, k in pairs.values() if k == 2]
+        imp = [f / (f + s) for f, s, k in pairs.values() if k >= 1]
+        value = {
+            "poss": poss, "ful": ful, "ful_ret": n["ful_ret"],
+            "simp": ful / poss if poss else 0.0,
+            "simp_ret": n["ful_ret"] / n["poss_ret"] if n["poss_ret"] else 0.0,
+            "simp_imp": ful / (n["poss_ret"] + n["poss_imp"]) if n["poss_ret"] + n["poss_imp"]
+            else 0.0,
+            "pair": sum(imp) / len(pairs) if pairs else 0.0,
+            "pair_ret": sum(ret) / len(ret) if ret else 0.0,
+            "pair_imp": sum(imp) / len(imp) if imp else 0.0,
+        }
+        value["avgjg"], value["avgjg_ret"], value["avgjg_imp"] = (
+            value["simp"], value["simp_ret"], value["simp_imp"])  # one judgment group
+        values.append(value[params.get("measure", params.get("count"))])
+    counted = "count" in params
+    return float(sum(values)) if counted else sum(values) / len(values)
+
+
 def _by_hand(measure: str) -> Callable[[Call, Mapping[str, Any]], float]:
     """trec_eval's rbp, rbp_resid and unj written out from its m_rbp.c, m_rbp_resid.c and
     m_unjudged.c (pytrec_eval has none of them), per query, averaged over the tie orders
@@ -945,6 +998,8 @@ REFERENCES: dict[str, Reference] = {
     "ranking/rbp_resid": _per_metric(_by_hand("rbp_resid")),
     "ranking/unjudged_fraction": _per_metric(_by_hand("unjudged_fraction")),
     "ranking/infap": _by_name({"infap": _mean_of("infAP"), "map": _mean_of("map")}),
+    "ranking/prefs": _per_metric(_prefs),
+    "ranking/num_prefs": _per_metric(_prefs),
     **{f"ranking/{name}": _count_sum(name) for name in
        ("num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret")},
     "ranking/auc": _per_metric(_auc),

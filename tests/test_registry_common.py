@@ -165,6 +165,8 @@ TRAITS: dict[str, Traits] = {
     "ranking/rbp_resid": Traits("other", None),
     "ranking/unjudged_fraction": Traits("other", None),
     "ranking/infap": Traits("other", None),
+    "ranking/prefs": Traits("other", None),
+    "ranking/num_prefs": Traits("other", None),
     **{f"ranking/{name}": Traits("other", None)  # counts: weights play no part
        for name in ("num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret")},
     "ranking/catalog_coverage": Traits("other", None, {"k": 3}),  # weights play no part

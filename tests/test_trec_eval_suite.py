@@ -100,7 +100,8 @@ def _check(expected: dict[tuple[str, str], str], means: dict[str, float],
         got = means[mid] if query == "all" else per_query.get(query, {}).get(mid, 0.0)
         if query != "all" and query not in queries:
             continue
-        shown = f"{got:.0f}" if measure in COUNTS else f"{got:.4f}"
+        count = measure in COUNTS or measure.startswith("prefs_num_prefs")
+        shown = f"{got:.0f}" if count else f"{got:.4f}"
         if shown != printed:
             wrong.append(f"{measure} {query}: trec_eval {printed}, evalcli {got:.6f}")
         checked += 1
@@ -861,3 +862,25 @@ def test_zscores_file_errors(tmp_path, cli):
     r = cli("run", str(tmp_path / "c.yaml"))
     assert r.exit_code == 2, r.stderr
     assert "not per segment" in r.stderr
+
+
+PREFS: dict[str, str] = {
+    **{f"prefs_num_prefs_{m}": f"num_prefs[count={m}]" for m in ("poss", "ful", "ful_ret")},
+    **{f"prefs_{m}": f"prefs[measure={m}]" for m in (
+        "simp", "pair", "avgjg", "avgjg_Rnonrel", "simp_ret", "pair_ret", "avgjg_ret",
+        "avgjg_Rnonrel_ret", "simp_imp", "pair_imp", "avgjg_imp")},
+    "num_q": "num_q",
+}
+"""trec_eval's -m all_prefs measures as evalcli's metrics."""
+
+
+def test_qrels_prefs_is_trec_evals():
+    """``-m all_prefs -q -R qrels_prefs qrels.test results.test`` (``out.test.qrels_prefs``):
+    the qrels read as preferences (one judgment group per query, the levels its classes);
+    every measure equals trec_eval's per query and 'all' (counts exactly: query 301 has
+    584916 preferences), avgjg_Rnonrel's recount with the first R non-relevant documents
+    included."""
+    expected = trec_eval_output("out.test.qrels_prefs")
+    assert {m for m, _ in expected} - set(PREFS) == {"runid"}
+    means, per_query = evalcli_values("qrels.test", "results.test", measures=PREFS)
+    assert _check(expected, means, per_query, set(per_query), PREFS) == 4 * len(PREFS) - 3

@@ -60,6 +60,7 @@ class InputFormat(str, Enum):
     jsonl = "jsonl"
     parquet = "parquet"
     trec = "trec"
+    trec_prefs = "trec_prefs"
 
 
 class CiMethod(str, Enum):

@@ -68,7 +68,7 @@ _EXT = {
 }
 _COMPRESSED = {".gz": "gzip", ".gzip": "gzip", ".zst": "zstd", ".zstd": "zstd"}
 _MAGIC = {"gzip": b"\x1f\x8b", "zstd": b"\x28\xb5\x2f\xfd"}
-_TEXT = ("csv", "tsv", "jsonl", "trec", "trec_zscores")
+_TEXT = ("csv", "tsv", "jsonl", "trec", "trec_zscores", "trec_prefs", "trec_prefs_lines")
 _HEAD_BYTES = 64 * 1024
 """How much of a text file (decompressed) the checks of :func:`scan` read."""
 _HEADER_BYTES = 16 * 1024 * 1024
@@ -346,6 +346,22 @@ def _scan_trec_zscores(source: Source) -> pl.LazyFrame:
 
 
 EXTRA_READERS["trec_zscores"] = _scan_trec_zscores
+
+
+def _scan_trec_prefs(source: Source) -> pl.LazyFrame:
+    from evalcli.io.trec import scan_prefs
+
+    return scan_prefs(source)
+
+
+def _scan_trec_prefs_lines(source: Source) -> pl.LazyFrame:
+    from evalcli.io.trec import scan_prefs
+
+    return scan_prefs(source, every_line=True)
+
+
+EXTRA_READERS["trec_prefs"] = _scan_trec_prefs
+EXTRA_READERS["trec_prefs_lines"] = _scan_trec_prefs_lines
 
 
 def clip_path(path: str, limit: int = 160) -> str:

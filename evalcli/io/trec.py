@@ -195,3 +195,43 @@ def scan_zscores(source: Source) -> pl.LazyFrame:
             hint="fix the line (mean and stddev are numbers)")
     return typed.select(*(pl.col("__f").list.get(i).alias(n) for i, n in enumerate(ZSCORES[:2])),
                         pl.col("m").alias("mean"), pl.col("s").alias("stddev"))
+
+
+PREFS = ("query", "jg", "jsg", "item", "relevance")
+
+
+def scan_prefs(source: Source, every_line: bool = False) -> pl.LazyFrame:
+    """trec_eval's preferences file (``-R prefs``): ``qid jg jsg docno level`` lines (a
+    judgment group, a sub-group, the document and its level, a number), whitespace separated;
+    blank lines and lines starting with ``#`` are skipped. As a truth file: one row per query
+    and document (``query``, ``item``, ``relevance``: its highest level), for the join with the
+    run; the preference measures read every line (``every_line``: ``query``, ``jg``, ``jsg``,
+    ``item``, ``relevance``) through the ranking task's ``prefs_file``.
+
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "prefs")
+    >>> _ = open(p, "w").write("# a user\\nq1 u1 s1 d1 2\\nq1 u1 s1 d2 0\\nq1 u2 s1 d2 3\\n")
+    >>> scan_prefs(Source(p)).collect().rows()
+    [('q1', 'd1', 2.0), ('q1', 'd2', 3.0)]
+    >>> scan_prefs(Source(p), every_line=True).collect().height
+    3
+    """
+    lines = (_lines(source.path).with_row_index("__line", offset=1)
+             .filter((pl.col("line").str.strip_chars() != "")
+                     & ~pl.col("line").str.starts_with("#"))
+             .with_columns(pl.col("line").str.extract_all(r"\S+").alias("__f")))
+    typed = lines.with_columns(
+        pl.col("__f").list.get(4, null_on_oob=True).cast(pl.Float64, strict=False).alias("r"))
+    bad = typed.filter((pl.col("__f").list.len() != 5) | pl.col("r").is_null()).head(1).collect()
+    if bad.height:
+        raise InputDataError(
+            f"{source.path}: line {bad.item(0, '__line')} is not 'qid jg jsg docno level' (a "
+            f"preferences file, trec_eval -R prefs): "
+            f"{clip(str(bad.item(0, 'line')).strip(), 120)!r}",
+            hint="fix the line (five fields, the level a number), or read a qrels file with "
+                 "format: trec")
+    rows = typed.select(*(pl.col("__f").list.get(i).alias(n) for i, n in enumerate(PREFS[:4])),
+                        pl.col("r").alias("relevance"))
+    if every_line:
+        return rows
+    return rows.group_by("query", "item", maintain_order=True).agg(pl.col("relevance").max())

@@ -7,7 +7,8 @@ optional graded relevance.
 - :mod:`.frame`: the ranked frame every metric derives from (one sort per query, linear scans);
 - :mod:`.stats`: the per-query statistic (sums over queries) and a metric's value from it;
 - :mod:`.metrics`: the accuracy metrics; :mod:`.trec`: trec_eval's other measures (bpref,
-  gm_map, ...); :mod:`.beyond`: the beyond-accuracy metrics (coverage, novelty, intra-list
+  gm_map, ...); :mod:`.prefs`: trec_eval's preference measures; :mod:`.beyond`: the
+  beyond-accuracy metrics (coverage, novelty, intra-list
   similarity), :mod:`.serendipity` and :mod:`.exposure` (distributional coverage, Gini,
   popularity bias), with :mod:`.side` (the side files, the training interactions and the item
   similarity derived from them);
@@ -17,10 +18,11 @@ optional graded relevance.
 from evalcli.metrics.ranking.beyond import METRICS as BEYOND_ACCURACY
 from evalcli.metrics.ranking.exposure import METRICS as EXPOSURE
 from evalcli.metrics.ranking.metrics import METRICS as ACCURACY
+from evalcli.metrics.ranking.prefs import METRICS as PREFERENCES
 from evalcli.metrics.ranking.serendipity import METRICS as SERENDIPITY
 from evalcli.metrics.ranking.task import TASK, TASKS
 from evalcli.metrics.ranking.trec import METRICS as TREC_EVAL
 
-METRICS = [*ACCURACY, *TREC_EVAL, *BEYOND_ACCURACY, *SERENDIPITY, *EXPOSURE]
+METRICS = [*ACCURACY, *TREC_EVAL, *PREFERENCES, *BEYOND_ACCURACY, *SERENDIPITY, *EXPOSURE]
 
 __all__ = ["METRICS", "TASK", "TASKS"]

@@ -8,6 +8,8 @@ trec_eval prints it with (its output format, and the measures of a z-scores file
 'iprec_at_recall_0.10'
 >>> trec_measure("ndcg[gains={1:3,2:9}]", "ndcg", {"gains": {1: 3, 2: 9}})
 'ndcg_1=3,2=9'
+>>> trec_measure("prefs[measure=avgjg_ret]", "prefs", {"measure": "avgjg_ret"})
+'prefs_avgjg_ret'
 >>> trec_measure("novelty@10", "novelty", {"k": 10}) is None
 True
 """
@@ -27,6 +29,10 @@ _WHOLE = {"precision": "set_P", "recall": "set_recall", "f1": "set_F", "map": "m
           "set_map": "set_map", "utility": "utility", "rbp": "rbp", "rbp_resid": "rbp_resid"}
 _LEVEL = {"iprec_at_recall": ("iprec_at_recall", "recall"), "rprec_mult": ("Rprec_mult", "mult")}
 """Metrics at a level trec_eval writes after the name (``%s_%3.2f``): its name, the parameter."""
+_PREFS = {"prefs": ("measure", "simp", "prefs_"),
+          "num_prefs": ("count", "poss", "prefs_num_prefs_")}
+"""trec_eval's preference measures: the metric's parameter naming the measure, its default, and
+the prefix of trec_eval's name."""
 COUNTS = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})
 ALL_ONLY = frozenset({"num_q", "gm_map", "gm_bpref"})
 """Measures trec_eval prints on the ``all`` line only."""
@@ -37,6 +43,10 @@ GEOMETRIC = frozenset({"gm_map", "gm_bpref"})
 def trec_measure(mid: str, metric: str, params: Mapping[str, Any]) -> str | None:
     """trec_eval's name of the ranking metric ``metric`` with id ``mid`` and ``params``, or
     ``None`` when trec_eval has no such measure (or not with these parameters)."""
+    if metric in _PREFS:  # prefs[measure=simp_ret] is prefs_simp_ret
+        param, default, prefix = _PREFS[metric]
+        value = params.get(param, default)
+        return f"{prefix}{value}" if mid in (metric, f"{metric}[{param}={value}]") else None
     if metric in _LEVEL:
         name, param = _LEVEL[metric]
         level = params.get(param)
