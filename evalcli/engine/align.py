@@ -19,8 +19,9 @@ from evalcli.io import Source, scan
 from evalcli.metrics.task import Role, Task, shape_of, shape_words
 
 SEG = "seg:"
-SIDE_FORMATS = {"zscores_file": "trec_zscores"}
-"""Side inputs whose format no extension tells (trec_eval's z-scores file has none)."""
+SIDE_FORMATS = {"zscores_file": "trec_zscores", "prefs_file": "trec_prefs_lines",
+                "qrels_jg_file": "trec"}
+"""Side inputs whose format no extension tells (trec_eval's z-scores and preferences files)."""
 UNIT = "unit:"
 """The aligned column of the resampling unit a config names."""
 
@@ -70,6 +71,10 @@ class Aligned:
     unused: dict[str, str] = field(default_factory=dict)
     """Optional roles (a weight) not configured although a file has a column of that name:
     role -> the file. Not used; ``compare`` says how to use it."""
+    pred_all: pl.LazyFrame | None = None
+    """The predictions before the task keeps one row of a repeated key (``keep``: which one,
+    in file order), for :func:`materialize` (see :attr:`Task.keep_one`)."""
+    keep: str = ""
     joined: bool = False
     """Already joined in memory (:func:`materialize`, :func:`materialize_systems`)."""
 
@@ -253,6 +258,8 @@ def align(task: Task, inputs: Inputs) -> Aligned:
                 f"{suggest(name, pnames + tnames)}",
                 hint="name a column of the predictions or the truth file, or use unit: auto")
 
+    pred_all: pl.LazyFrame | None = None
+    keep = ""
     ids: list[str] = []
     if truth_lf is not None and join_roles:
         ids = []
@@ -283,6 +290,10 @@ def align(task: Task, inputs: Inputs) -> Aligned:
         left = shaped(project(pred_lf, pick_p, packed), "predictions")
         right = shaped(project(truth_lf, pick_t), "truth")
         keys = [*ids, *join_roles]
+        kept = task.keep_one(project(pred_lf, pick_p, packed), inputs.options) \
+            if task.keep_one is not None else None
+        if kept is not None:
+            pred_all, keep = _same_key_types(kept[0], right, keys)[0], kept[1]
         left, right = _same_key_types(left, right, keys)
         pred_rows, truth_rows = left, right
         if task.join in ("full", "truth"):
@@ -305,7 +316,7 @@ def align(task: Task, inputs: Inputs) -> Aligned:
         lf=lf, roles=frozenset(columns), schema=schema, columns=columns, ids=ids,
         segments=segments, pred_rows=pred_rows, truth_rows=truth_rows, pred_lf=pred_lf,
         truth_lf=truth_lf, inputs=inputs, role_file=role_file, side=side_inputs,
-        unused=unused,
+        unused=unused, pred_all=pred_all, keep=keep,
     )
 
 
@@ -380,7 +391,7 @@ def materialize_systems(systems: Sequence[Aligned], how: str = "inner") -> list[
     keys = list(first.ids)
     try:
         right, *lefts = pl.collect_all([first.truth_rows,
-                                        *(systems[i].pred_rows for i in shared)],
+                                        *(_pred_side(systems[i]) for i in shared)],
                                        engine="in-memory")
     except pl.exceptions.PolarsError:
         return out
@@ -407,9 +418,33 @@ def materialize_systems(systems: Sequence[Aligned], how: str = "inner") -> list[
                 return out  # the lazy join's 1:1 validation fails, and the engine names them
         if packed is not None:
             left = left.with_columns(packed)
-        out[i] = _joined(a, _sorted_by(left, on), sorted_right, keys, on,
-                         packed is not None, hashed, how)
+        ordered = _sorted_by(left, on)
+        if a.pred_all is not None and _adjacent_duplicates(ordered, on):
+            ordered = _kept(left, on, a.keep)
+        out[i] = _joined(a, ordered, sorted_right, keys, on, packed is not None, hashed, how)
     return out
+
+
+def _pred_side(a: Aligned) -> pl.LazyFrame:
+    """The predictions :func:`materialize` reads: before a kept row of a repeated key."""
+    return a.pred_rows if a.pred_all is None else a.pred_all
+
+
+def _kept(df: pl.DataFrame, on: list[str], keep: str) -> pl.DataFrame:
+    """One row per key of ``df`` (rows in file order): the first or the ``last`` of each key's
+    rows, sorted by ``on`` (only when keys repeat: :attr:`Task.keep_one`).
+
+    >>> df = pl.DataFrame({"k": [2, 1, 2, 1], "v": ["a", "b", "c", "d"]})
+    >>> _kept(df, ["k"], "last").rows(), _kept(df, ["k"], "first").rows()
+    ([(1, 'd'), (2, 'c')], [(1, 'b'), (2, 'a')])
+    """
+    df = df.sort(on, maintain_order=True)
+    step = 1 if keep == "first" else -1
+    other = pl.any_horizontal([pl.col(k).ne_missing(pl.col(k).shift(step)) for k in on])
+    df = df.filter(other.fill_null(True))
+    if len(on) == 1 and not df[on[0]].has_nulls():
+        df = df.with_columns(pl.col(on[0]).set_sorted())
+    return df
 
 
 def _joined(a: Aligned, left: pl.DataFrame, right: pl.DataFrame, keys: list[str],
