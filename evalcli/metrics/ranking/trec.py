@@ -170,7 +170,8 @@ def _relevant_rows(ctx: Context, conv: Mapping[str, Any], lf: pl.LazyFrame) -> p
     thr = conv["relevance_threshold"]
     rk = ranked(ctx.memo, lf, conv["ties"], thr, "linear")
     truth = truth_per_query(ctx.memo, lf, thr, "linear", None).select(Q, "R", "N")
-    return rk.join(truth, on=Q, how="inner")
+    # the rows stay in list order (the running sums over them read it)
+    return rk.join(truth, on=Q, how="inner", maintain_order="left")
 
 
 # --------------------------------------------------------------------------- bpref
@@ -354,8 +355,9 @@ def _gain_rows(ctx: Context, conv: Mapping[str, Any], lf: pl.LazyFrame
         Q, "pos", "g", "qlen",
         c("g").cum_sum().over(Q).alias("cg"),
         (c("g") / _log2(c("pos") + 1)).cum_sum().over(Q).alias("cdcg"),
-    ).join(totals, on=Q, how="inner").join(
+    ).join(totals, on=Q, how="inner", maintain_order="left").join(
         ideal.select(Q, c("ipos").alias("pos"), "icost", "iidcg"), on=[Q, "pos"], how="left",
+        maintain_order="left",  # list order: the last row of a query is its end
     ).with_columns(
         c("icost").fill_null(c("COST") + (c("pos") - c("J")).cast(F64)),
         c("iidcg").fill_null(c("IDCG")),
@@ -425,7 +427,8 @@ def _rbp(ctx: Context, conv: Mapping[str, Any], params: Params, lf: pl.LazyFrame
     thr = conv["relevance_threshold"]
     top = judged_rows(ctx.memo, lf, thr, conv["gain"]).group_by(Q).agg(
         c("g").max().alias("_gmax"))
-    rows = ranked(ctx.memo, lf, conv["ties"], thr, conv["gain"]).join(top, on=Q, how="inner")
+    rows = ranked(ctx.memo, lf, conv["ties"], thr, conv["gain"]).join(
+        top, on=Q, how="inner", maintain_order="left")  # list order: running sums below
     if conv["scale"] == "none":  # ranx: the relevant items' relevance, unscaled
         gain = c("b").cast(F64) * c("g")
         if conv["ties"] == "average":  # the tie group's mean of it
