@@ -268,3 +268,22 @@ def test_spark_engine_agrees(spark, tmp_path):  # noqa: F811
     for seg in r.segments:
         mask = (df["group"] == seg.key["group"]).to_numpy()
         check({m.id: m.value for m in seg.metrics}, y[mask], s[mask], w[mask])
+
+
+@pytest.mark.parametrize("average", AVERAGES)
+def test_bootstrap_equals_a_scikit_learn_bootstrap(average: str) -> None:
+    """The intervals resample the per-group statistics (the label-score table, the examples'
+    sums); the reference reweights every example by its group's draws and asks scikit-learn."""
+    from tests.test_uncertainty_engine import R, bounds, ci_of, row_weights
+
+    y, s, w = data(240, 20)
+    cfg = config([{"metric": m, "average": average,
+                   **({"no_positive": "zero"} if m == "average_precision" else {})}
+                  for m in ("auroc", "average_precision")], "struct", True,
+                 uncertainty={"method": "bootstrap"})
+    r = evaluate(cfg, predictions=frame(y, s, w))
+    reps = row_weights(pl.Series("u", np.arange(len(y)), dtype=pl.UInt32)) * w[None, :]
+    for m, fn in ((r.metrics[0], skm.roc_auc_score), (r.metrics[1], skm.average_precision_score)):
+        want = np.array([sk(fn, y, s, reps[i], average) for i in range(R) if reps[i].sum() > 0])
+        assert not np.isnan(want).any()
+        assert ci_of(r, m.id) == pytest.approx(bounds(want), abs=1e-9), m.id

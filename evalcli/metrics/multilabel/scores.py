@@ -80,8 +80,8 @@ SAMPLE_COLUMNS = ("w", "rows", "roc", "roc_undef", "ap", "no_pos")
 
 def _sample_areas_build(lf: pl.LazyFrame, keys: list[str], ctx: Context,
                         weighted: bool = False) -> pl.LazyFrame:
-    """Per example over its scored labels (rows of weight 0 left out, as scikit-learn forces
-    their value to 0): AUROC = (Σ_pos midrank − m(m+1)/2) / (m·(n − m)), m positives of n,
+    """Per example over its scored labels (rows of weight 0 count nowhere, as scikit-learn
+    forces their value to 0): AUROC = (Σ_pos midrank − m(m+1)/2) / (m·(n − m)), m positives of n,
     ties counting 1/2; AP = (1/m) Σ_pos (positives scored ≥ s) / (labels scored ≥ s), the
     precision at each positive's score, tied ones together (scikit-learn's step-wise AP). Then
     per segment: Σw, the rows, Σw·AUROC and Σw·AP where defined, and the rows where not."""
@@ -89,7 +89,7 @@ def _sample_areas_build(lf: pl.LazyFrame, keys: list[str], ctx: Context,
     s, pos = pl.col("s"), pl.col("pos")
     m, n = pos.sum().over(ex), pl.len().over(ex)
     at = (m - s.rank("min").over([*ex, "pos"]) + 1) / (n - s.rank("min").over(ex) + 1)
-    per = _pairs(lf, keys, ctx).filter(pl.col("weight") != 0).with_columns(
+    per = _pairs(lf, keys, ctx).with_columns(
         s.rank("average").over(ex).alias("mid"), at.alias("prec")
     ).group_by(ex).agg(
         pl.col("weight").first().alias("weight"), pos.sum().cast(pl.Float64).alias("m"),
@@ -101,14 +101,14 @@ def _sample_areas_build(lf: pl.LazyFrame, keys: list[str], ctx: Context,
     roc = pl.when(defined).then((pl.col("mid") - m_ * (m_ + 1) / 2) / (m_ * (k - m_))) \
         .otherwise(0.0)
     ap = pl.when(m_ > 0).then(pl.col("prec") / m_).otherwise(0.0)
-    return per.group_by(keys).agg(
-        *weight_sum(w, "w", weighted), pl.len().cast(pl.Float64).alias("rows"),
-        *_ratio_sum(roc, "roc", weighted), (~defined).sum().cast(pl.Float64).alias("roc_undef"),
-        *_ratio_sum(ap, "ap", weighted), (m_ == 0).sum().cast(pl.Float64).alias("no_pos"),
-    ) if keys else per.select(
-        *weight_sum(w, "w", weighted), pl.len().cast(pl.Float64).alias("rows"),
-        *_ratio_sum(roc, "roc", weighted), (~defined).sum().cast(pl.Float64).alias("roc_undef"),
-        *_ratio_sum(ap, "ap", weighted), (m_ == 0).sum().cast(pl.Float64).alias("no_pos"))
+    # a zero-weight example stays a row of its group (the bootstrap's groups are those of the
+    # rows) but counts nowhere
+    sums = [*weight_sum(w, "w", weighted), pl.len().cast(pl.Float64).alias("rows"),
+            *_ratio_sum(roc, "roc", weighted),
+            (~defined & (w != 0)).sum().cast(pl.Float64).alias("roc_undef"),
+            *_ratio_sum(ap, "ap", weighted),
+            ((m_ == 0) & (w != 0)).sum().cast(pl.Float64).alias("no_pos")]
+    return per.group_by(keys).agg(*sums) if keys else per.select(*sums)
 
 
 def sample_areas(params: Params, ctx: Context) -> FrameStat:
