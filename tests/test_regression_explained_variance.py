@@ -184,3 +184,19 @@ def test_equals_spark_regression_metrics(spark, tmp_path, weighted):  # noqa: F8
             for seg in r.segments:
                 want = reference(df.filter(pl.col("group") == seg.key["group"]))[0]
                 assert seg.metrics[0].value == pytest.approx(want, rel=1e-9), (engine, seg.key)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_streaming_engine_agrees(weighted: bool) -> None:
+    from tests.test_streaming import both_engines
+
+    df = _frame(3000, 12, weighted)
+    cfg: dict[str, Any] = {"task": "regression", "metrics": [SPARK_EV, "explained_variance"],
+                           "group_by": ["group"]}
+    if weighted:
+        cfg["columns"] = {"weight": "w"}
+    report = both_engines(cfg, df.drop("id"))
+    y, p = df["label"].to_numpy(), df["prediction"].to_numpy()
+    w = df["w"].to_numpy() if weighted else None
+    got = {m["id"]: m["value"] for m in report["metrics"]}
+    assert got[SPARK_ID] == pytest.approx(float(spark_ev(y, p, w)), rel=1e-12)
