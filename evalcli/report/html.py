@@ -332,7 +332,8 @@ def plots(r: RunResult) -> list[str]:
         out.append(_figure(p.reliability(r.curves["reliability"], _calibration_labels(r)),
                            "Reliability diagram: each non-empty score bin at its mean score "
                            "and fraction positive (weighted); bars: the bin's share of the "
-                           "weight."))
+                           "weight (of the first binning, when there are several: bars of "
+                           "other widths on one axis would hide each other)."))
     if "gain" in r.curves:
         df = r.curves["gain"]
         out.append(_figure(p.gain(df), "Cumulative gain: the share of the positives in the top "

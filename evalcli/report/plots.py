@@ -128,7 +128,8 @@ def pr(df: pl.DataFrame, areas: Sequence[tuple[str, float]] = (),
 def reliability(df: pl.DataFrame, labels: Mapping[tuple[int, str], Sequence[str]]) -> str:
     """Reliability diagram: each binning's (``bins``, ``strategy``) bins as points (mean score,
     fraction positive) joined by a line, with the diagonal of perfect calibration; the light
-    bars under them are the share of the weight in each bin. ``labels`` are the legend texts
+    bars under them are the share of the weight in each bin, of the first binning only (bars of
+    several widths on one axis would hide each other). ``labels`` are the legend texts
     of each binning (the ece/mce values computed with it)."""
     fig = _figure()
     ax = _axes(fig)
