@@ -121,7 +121,8 @@ def bound(plan: Plan, a: Aligned, engine: str, extra: dict[str, Any] | None = No
     ctx = ctx if ctx is not None else run_context(plan, a, engine)
     stats = bind(plan, ctx)
     if plan.resampling is not None:
-        plan.resampling = replace(plan.resampling, stats=frozenset(stats))
+        plan.resampling = replace(plan.resampling, stats=frozenset(
+            k for k, st in stats.items() if not resample.details_only(st)))
     for key, st in (extra or {}).items():
         stats.setdefault(key, st)
     return ctx, stats

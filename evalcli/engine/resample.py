@@ -251,6 +251,12 @@ def _num(v: float) -> float | None:
     return None if v != v else float(v)
 
 
+def details_only(st: Stat) -> bool:
+    """Whether a statistic feeds its metric's details only (see ``FrameStat.details_only``):
+    the replicates go without it."""
+    return isinstance(st, FrameStat) and st.details_only
+
+
 def table_by(fs: FrameStat) -> tuple[str, ...] | None:
     """The columns that key a FrameStat's table rows when its other columns add up over parts
     (declared, or read from a ``sum_by`` combine); ``None``: its tables do not resample."""
@@ -356,7 +362,8 @@ def _replicate_values(plan: Plan, rep_stats: Sequence[dict[str, Any]], ctx: Cont
                       ) -> np.ndarray:
     """Each metric's value in each weighting: rows x metrics (NaN where undefined)."""
     out = np.full((len(rep_stats), len(plan.metrics)), np.nan)
-    keys = [[s.key for s in pm.metric.stats(pm.params, ctx)] for pm in plan.metrics]
+    keys = [[s.key for s in pm.metric.stats(pm.params, ctx) if not details_only(s)]
+            for pm in plan.metrics]
     for i, st in enumerate(rep_stats):
         memo = Memo()
         for j, pm in enumerate(plan.metrics):
@@ -541,7 +548,8 @@ def estimate(plan: Plan, a: Aligned, stats: Mapping[str, Stat],
     gr = draw(material.present(), rs)
     material.drawn = gr
     resampled = [all(table_by(st) is not None if isinstance(st, FrameStat) else True
-                     for st in pm.metric.stats(pm.params, ctx)) for pm in plan.metrics]
+                     for st in pm.metric.stats(pm.params, ctx) if not details_only(st))
+                 for pm in plan.metrics]
     closed = closed_forms(plan, overall[1], natural, ctx, unweighted)
     rep, binned = None, False
     if any(c is None and ok for c, ok in zip(closed, resampled, strict=True)):

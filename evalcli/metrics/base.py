@@ -334,6 +334,10 @@ class FrameStat:
     the group): the same columns, its ``by`` values rounded to a coarse monotone grid
     (:func:`evalcli.metrics.stats.coarse`) and the rows hashed into groups instead of sorted.
     Only the replicates use it; ``None``: :attr:`build`."""
+    details_only: bool = False
+    """The metric's value does not read the table, only its details do (novelty's table of
+    items): the bootstrap neither builds it per random group nor resamples it, and the
+    metric's replicates are computed without it (its ``value`` must allow it absent)."""
 
 
 Stat = AggStat | FrameStat

@@ -223,7 +223,7 @@ def _novelty_stats(params: Params, ctx: Context) -> Sequence[Stat]:
                         "pool_den": lambda: query_sum(c("den_all"), "pool_den")},
                        key_extra=extra),
             FrameStat(ITEMS_PREFIX + keyed("novelty", k, conv, extra), items,
-                      partial(sum_by, by=[IT, "info"]))]
+                      partial(sum_by, by=[IT, "info"]), details_only=True)]
 
 
 def _novelty_value(stats: StatValues, params: Params) -> MetricValue:
