@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import polars as pl
 
 from evalcli.result import CI, ChangeGate, Comparison, MetricResult, Paired, RunResult
 
+if TYPE_CHECKING:
+    import numpy as np
 PER_QUERY_TESTS = {"t": "paired-t", "wilcoxon": "wilcoxon", "sign_flip": "sign-flip"}
 
 
@@ -74,6 +75,8 @@ def closed_paired(joint: Mapping[str, pl.DataFrame], results: Mapping[str, RunRe
     """The paired closed-form tests of binary metrics on the rows the two systems share, as
     functions of the level (a gate may ask for another): McNemar's for accuracy, recall,
     specificity and fpr, DeLong's paired test for AUROC."""
+    import numpy as np
+
     from evalcli.uncertainty import paired
 
     out: dict[tuple[str, int], Any] = {}
@@ -125,6 +128,8 @@ def compare_systems(results: Mapping[str, RunResult], baseline: str, test: str,
                     joint: Mapping[str, pl.DataFrame] | None = None) -> Comparison:
     """Every system but ``baseline`` against it, on every metric (overall values); ``joint``:
     binary systems' rows beside the baseline's, for the paired closed-form tests."""
+    import numpy as np
+
     from evalcli.engine.resample import draw
     from evalcli.uncertainty import paired
 
@@ -199,6 +204,7 @@ def _from_closed(name: str, mb: MetricResult, ms: MetricResult, res: Any,
 def _one(name: str, j: int, mb: MetricResult, ms: MetricResult, base: RunResult,
          r: RunResult, reps: Mapping[str, tuple[np.ndarray, bool]], baseline: str,
          test: str, level: float, seed: int, paired: Any) -> Paired:
+    import numpy as np
     delta = None if mb.value is None or ms.value is None else ms.value - mb.value
     out = Paired(system=name, id=ms.id, direction=ms.direction, baseline_value=mb.value,
                  value=ms.value, delta=delta, ci=None, test="none", p_value=None)

@@ -32,7 +32,6 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import polars as pl
 
 from evalcli.engine.align import SEG, UNIT, Aligned
@@ -50,6 +49,8 @@ from evalcli.metrics.task import TaskStatistics
 from evalcli.result import CI, MetricResult
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from evalcli.engine.plan import Plan, Resampling
     from evalcli.uncertainty.intervals import Interval
 
@@ -163,6 +164,8 @@ class Groups:
 
 def draw(group_ids: Sequence[int], rs: Resampling) -> Groups:
     """The weights for the present groups (sorted by id)."""
+    import numpy as np
+
     from evalcli.uncertainty.groups import mix_int, replicate_weights
 
     ids = np.asarray(sorted(set(group_ids)), dtype=np.int64)
@@ -176,12 +179,14 @@ def draw(group_ids: Sequence[int], rs: Resampling) -> Groups:
 
 
 def _positions(ids: np.ndarray, values: pl.Series) -> np.ndarray:
+    import numpy as np
     return np.searchsorted(ids, values.to_numpy().astype(np.int64))
 
 
 def _agg_replicates(st: AggStat, df: pl.DataFrame, gr: Groups, weights: np.ndarray
                     ) -> list[Any]:
     """An AggStat's value in each row of ``weights`` from its per-group partial rows."""
+    import numpy as np
     own = [c for c in df.columns if c.startswith(st.key + ".")]
     exact = stats_.exact_names(own)
     flat = _finalized(df.select(GROUP, *own))
@@ -271,6 +276,7 @@ def table_by(fs: FrameStat) -> tuple[str, ...] | None:
 def _frame_replicates(fs: FrameStat, df: pl.DataFrame, gr: Groups, weights: np.ndarray
                       ) -> tuple[list[pl.DataFrame | None], bool]:
     """A FrameStat's table in each row of ``weights``, and whether it was binned."""
+    import numpy as np
     n = weights.shape[0]
     by = table_by(fs)
     if by is None:
@@ -361,6 +367,7 @@ def to_ci(i: Interval) -> CI:
 def _replicate_values(plan: Plan, rep_stats: Sequence[dict[str, Any]], ctx: Context
                       ) -> np.ndarray:
     """Each metric's value in each weighting: rows x metrics (NaN where undefined)."""
+    import numpy as np
     out = np.full((len(rep_stats), len(plan.metrics)), np.nan)
     keys = [[s.key for s in pm.metric.stats(pm.params, ctx) if not details_only(s)]
             for pm in plan.metrics]

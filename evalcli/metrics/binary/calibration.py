@@ -17,8 +17,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-import numpy as np
 import polars as pl
 
 from evalcli.metrics.base import Metric, MetricValue, Param, Params, StatValues, memo_of
@@ -26,6 +26,8 @@ from evalcli.metrics.binary.metrics import PROBABILITY, SCORE, _score_stats
 from evalcli.metrics.binary.operating import Points, points
 from evalcli.metrics.binary.task import FAMILY
 
+if TYPE_CHECKING:
+    import numpy as np
 
 def uniform_edges(bins: int) -> list[float]:
     """Equal-width edges over [0, 1], bit for bit ``numpy.linspace(0, 1, bins + 1)``.
@@ -57,6 +59,7 @@ def quantile_edges(score: np.ndarray, weight: np.ndarray, bins: int) -> list[flo
     >>> quantile_edges(np.array([0.1, 0.2, 0.4, 0.8]), np.array([3.0, 1.0, 1.0, 1.0]), 2)
     [0.1, 0.15000000000000002, 0.8]
     """
+    import numpy as np
     cum = np.cumsum(weight)
     total = float(cum[-1])
     last = score.size - 1
@@ -95,6 +98,7 @@ def bin_counts(score: np.ndarray, pos: np.ndarray, weight: np.ndarray, bins: int
                strategy: str) -> pl.DataFrame:
     """:func:`reliability` of counts per distinct score given as arrays, ``score``
     ascending (the multiclass calibration metrics bin their confidences with it)."""
+    import numpy as np
     edges = uniform_edges(bins) if strategy == "uniform" else \
         quantile_edges(score, weight, bins)
     at = np.searchsorted(np.array(edges[1:-1], dtype=np.float64), score, side="left")
@@ -116,6 +120,7 @@ def _bins_of(stats: StatValues, params: Params) -> pl.DataFrame:
 
 def calibration_of(table: pl.DataFrame, kind: str) -> MetricValue:
     """ECE (``kind`` ece) or MCE of a table of :func:`reliability`'s bins."""
+    import numpy as np
     if not table.height:
         return MetricValue(None, notes=["no rows (or zero total weight)"])
     w, pos, ssum = (table[c].to_numpy() for c in ("w", "pos", "score_sum"))

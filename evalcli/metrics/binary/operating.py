@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
 import polars as pl
 
 from evalcli.metrics.base import Metric, MetricValue, Param, Params, StatValues, memo_of
@@ -22,6 +22,8 @@ from evalcli.metrics.binary.stats import SCORE_COUNTS
 from evalcli.metrics.binary.task import FAMILY
 from evalcli.metrics.stats import as_column
 
+if TYPE_CHECKING:
+    pass
 F64 = pl.Float64
 
 
@@ -234,6 +236,7 @@ def gain_table(pts: Points, groups: int) -> pl.DataFrame:
     >>> gain_table(points({SCORE_COUNTS: t}), 2).select("positives", "gain", "lift").rows()
     [(1.5, 0.75, 1.5), (2.0, 1.0, 1.0)]
     """
+    import numpy as np
     tab = pts.table
     pos, neg = tab["pos"].to_numpy(), tab["neg"].to_numpy()
     tp, score = tab["tp"].to_numpy(), tab["score"].to_numpy()

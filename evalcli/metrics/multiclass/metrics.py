@@ -10,7 +10,6 @@ from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import polars as pl
 
 from evalcli.errors import InputDataError, MetricError
@@ -526,6 +525,7 @@ def _ap_value(stats: StatValues, params: Params) -> MetricValue:
 # --------------------------------------------------------------------------- calibration
 
 def _top_label_bins(stats: StatValues, bins: int, strategy: str) -> pl.DataFrame:
+    import numpy as np
     df: pl.DataFrame = stats[TOP_LABEL]
     # one fixed order (confidence, then wrong before right): the same sums from any engine
     df = df.filter(pl.col("w") != 0).sort("conf", "correct")
@@ -539,6 +539,7 @@ def _top_label_bins(stats: StatValues, bins: int, strategy: str) -> pl.DataFrame
 
 def _classwise_bins(stats: StatValues, bins: int, strategy: str
                     ) -> list[tuple[Any, pl.DataFrame]]:
+    import numpy as np
     df = _ordered(stats[CLASS_SCORES]).sort("class", "s", "label")
     out = []
     for (k,), part in df.group_by("class", maintain_order=True):
