@@ -54,6 +54,7 @@ def quantile_edges(score: np.ndarray, weight: np.ndarray, bins: int) -> list[flo
     this is ``numpy.percentile(scores, linspace(0, 100, B + 1))`` over the (repeated) rows,
     scikit-learn's quantile strategy.
 
+    >>> import numpy as np
     >>> quantile_edges(np.array([0.1, 0.2, 0.4, 0.8]), np.array([1.0, 1.0, 1.0, 1.0]), 2)
     [0.1, 0.30000000000000004, 0.8]
     >>> quantile_edges(np.array([0.1, 0.2, 0.4, 0.8]), np.array([3.0, 1.0, 1.0, 1.0]), 2)
