@@ -194,3 +194,26 @@ def test_duplicates_with_rank_and_list_columns(tmp_path):
     assert got["mrr"].value == pytest.approx(1 / 3)  # a kept at rank 1: a, b, c
     got = evaluate(tmp_path, p, t, ["mrr"], options={"duplicates": "last"})
     assert got["mrr"].value == pytest.approx(1 / 3)  # b, a, c: c third still
+
+
+@pytest.mark.parametrize("engine", ["polars", "streaming"])
+@pytest.mark.parametrize("policy", ["first", "last"])
+def test_duplicates_first_last_with_integer_keys_match_pandas(tmp_path, engine, policy):
+    """Integer keys (packed into one on the in-memory engine, where the repeated keys are kept
+    on the sorted rows) give what pandas' drop_duplicates(keep=...) leaves, run with no
+    repeats at all; many repeats, in any order in the file."""
+    import random
+
+    rng = random.Random(7)
+    rows = [(q, rng.randrange(12), rng.random()) for q in range(40) for _ in range(15)]
+    rng.shuffle(rows)
+    p = pl.DataFrame(rows, schema=["query", "item", "score"], orient="row")
+    t = pl.DataFrame([(q, i, rng.choice([0, 1, 2])) for q in range(40) for i in range(0, 12, 2)],
+                     schema=["query", "item", "relevance"], orient="row")
+    assert p.select(pl.struct("query", "item").is_duplicated().sum()).item() > 100
+    once = pl.from_pandas(p.to_pandas().drop_duplicates(["query", "item"], keep=policy))
+    names = ["ndcg@5", "map", "mrr", "precision@3", "recall@10", "auc"]
+    got = evaluate(tmp_path / "a", p, t, names, options={"duplicates": policy}, engine=engine)
+    want = evaluate(tmp_path / "b", once, t, names, engine=engine)
+    for name in names:
+        assert got[name].value == want[name].value, name
