@@ -51,6 +51,7 @@ class Format(str, Enum):
     jsonl = "jsonl"
     trec = "trec"
     trec_prefs = "trec_prefs"
+    trec_qrels_jg = "trec_qrels_jg"
 
 
 class Strict(BaseModel):

@@ -1000,6 +1000,10 @@ REFERENCES: dict[str, Reference] = {
     "ranking/infap": _by_name({"infap": _mean_of("infAP"), "map": _mean_of("map")}),
     "ranking/prefs": _per_metric(_prefs),
     "ranking/num_prefs": _per_metric(_prefs),
+    # one judgment group (the truth): trec_eval's map, P_k and Rprec_mult
+    "ranking/map_avgjg": _ranking(lambda ps: "map"),
+    "ranking/precision_avgjg": _ranking(lambda ps: f"P_{ps['k']}"),
+    "ranking/rprec_mult_avgjg": _per_metric(_rprec_mult),
     **{f"ranking/{name}": _count_sum(name) for name in
        ("num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret")},
     "ranking/auc": _per_metric(_auc),

@@ -167,6 +167,9 @@ TRAITS: dict[str, Traits] = {
     "ranking/infap": Traits("other", None),
     "ranking/prefs": Traits("other", None),
     "ranking/num_prefs": Traits("other", None),
+    "ranking/map_avgjg": Traits("other", None),
+    "ranking/precision_avgjg": Traits("other", None, params={"k": 3}),
+    "ranking/rprec_mult_avgjg": Traits("other", None, params={"mult": 1.0}),
     **{f"ranking/{name}": Traits("other", None)  # counts: weights play no part
        for name in ("num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret")},
     "ranking/catalog_coverage": Traits("other", None, {"k": 3}),  # weights play no part

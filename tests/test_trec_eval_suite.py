@@ -884,3 +884,370 @@ def test_qrels_prefs_is_trec_evals():
     assert {m for m, _ in expected} - set(PREFS) == {"runid"}
     means, per_query = evalcli_values("qrels.test", "results.test", measures=PREFS)
     assert _check(expected, means, per_query, set(per_query), PREFS) == 4 * len(PREFS) - 3
+
+
+@pytest.mark.parametrize("prefs", ["prefs.test", "prefs.comment.test"])
+def test_prefs_file_is_trec_evals_R_prefs(prefs):
+    """``-m all_prefs -q -R prefs`` on trec_eval's preference fixtures (``out.test.prefs``;
+    ``prefs.comment.test`` is ``prefs.test`` with comments and a docno holding '#'): judgment
+    groups of one sub-group (classes: 1.EC.AB, 21.EC.cb, ...) and of several, closed under
+    transitivity (11.PA=1, 40.PA.tran, ...), conflicting judgment groups of one query
+    (24.EC.mg), queries without preferences (5.EC.noPrf) or without retrieved documents
+    (4.EC.noRet), more non-relevant than relevant documents (avgjg_Rnonrel's recount, in
+    classes and in sub-groups): every measure, per query and 'all', equals trec_eval's."""
+    expected = trec_eval_output("out.test.prefs")
+    assert {m for m, _ in expected} - set(PREFS) == {"runid"}
+    cfg = parse_config({
+        "task": "ranking",
+        "predictions": {"path": str(DATA / "prefs.results.test"), "format": "trec"},
+        "truth": {"path": str(DATA / prefs), "format": "trec_prefs"},
+        "options": {"compat": "trec_eval", "prefs_file": str(DATA / prefs)},
+        "metrics": list(PREFS.values())}, "test", DATA)
+    result = run_config(cfg, per_query_values=True)
+    assert result.per_query is not None
+    ids = dict(zip(PREFS.values(), (m.id for m in result.metrics), strict=True))
+    means = {mid: m.value for mid, m in zip(PREFS.values(), result.metrics, strict=True)}
+    per_query = {str(row["query"]): {mid: row[ids[mid]] for mid in PREFS.values()}
+                 for row in result.per_query.iter_rows(named=True)}
+    assert len(per_query) == int(expected[("num_q", "all")]) == 24
+    n = _check(expected, means, per_query, set(per_query), PREFS)
+    assert n == 24 * (len(PREFS) - 1) + len(PREFS)
+
+
+def test_prefs_file_errors(tmp_path):
+    """A malformed line of a preferences file, and conflicting preferences in one judgment
+    group (trec_eval aborts), are one message each."""
+    from evalcli.errors import UserError
+
+    (tmp_path / "r").write_text("q Q0 d1 1 2.0 t\nq Q0 d2 2 1.0 t\n")
+
+    def run(prefs: str) -> None:
+        (tmp_path / "p").write_text(prefs)
+        evaluate({"task": "ranking", "metrics": ["prefs"],
+                  "predictions": {"path": str(tmp_path / "r"), "format": "trec"},
+                  "truth": {"path": str(tmp_path / "p"), "format": "trec_prefs"},
+                  "options": {"compat": "trec_eval", "prefs_file": str(tmp_path / "p")}})
+
+    with pytest.raises(UserError, match="line 2 is not 'qid jg jsg docno level'"):
+        run("q a s d1 1\nq a s d2\n")
+    with pytest.raises(UserError, match="conflict"):  # d1 > d2 in s1, d2 > d3 > d1 in s2, s3
+        run("q a s1 d1 2\nq a s1 d2 1\nq a s2 d2 2\nq a s2 d3 1\nq a s3 d3 2\nq a s3 d1 1\n")
+
+
+QRELS_JG: dict[str, str] = {
+    "map_avgjg": "map_avgjg",
+    **{f"P_avgjg_{k}": f"precision_avgjg@{k}" for k in _CUTS},
+    **{f"Rprec_mult_avgjg_{m:.2f}": f"rprec_mult_avgjg[mult={m!r}]" for m in MULTS},
+    "num_q": "num_q",
+}
+"""trec_eval's -m qrels_jg measures as evalcli's metrics."""
+
+
+@pytest.mark.parametrize("qrels", ["qrels.123", "qrels.comments.123"])
+def test_qrels_jg_file_is_trec_evals_R_qrels_jg(qrels):
+    """``-m qrels_jg -q -R qrels_jg`` on ``qrels.123`` (three judgment groups per query, 0, 1
+    and 2, judging the same documents differently; ``qrels.comments.123`` has comments and a
+    docno holding '#'), ``out.test.qrels_jg``: every measure per query and 'all'."""
+    expected = trec_eval_output("out.test.qrels_jg")
+    assert {m for m, _ in expected} - set(QRELS_JG) == {"runid"}
+    cfg = parse_config({
+        "task": "ranking", "predictions": {"path": str(DATA / "results.test"), "format": "trec"},
+        "truth": {"path": str(DATA / qrels), "format": "trec_qrels_jg"},
+        "options": {"compat": "trec_eval", "qrels_jg_file": str(DATA / qrels)},
+        "metrics": list(QRELS_JG.values())}, "test", DATA)
+    result = run_config(cfg, per_query_values=True)
+    assert result.per_query is not None
+    ids = dict(zip(QRELS_JG.values(), (m.id for m in result.metrics), strict=True))
+    means = {mid: m.value for mid, m in zip(QRELS_JG.values(), result.metrics, strict=True)}
+    per_query = {str(row["query"]): {mid: row[ids[mid]] for mid in QRELS_JG.values()}
+                 for row in result.per_query.iter_rows(named=True)}
+    assert set(per_query) == {"301", "302", "303"}
+    n = _check(expected, means, per_query, set(per_query), QRELS_JG)
+    assert n == 4 * len(QRELS_JG) - 3
+
+
+def _avgjg_reference(groups: dict[str, dict[str, int]], scores: dict[str, float],
+                     ks: tuple[int, ...], mults: tuple[float, ...]) -> dict[str, float]:
+    """map_avgjg, P_avgjg_k and Rprec_mult_avgjg of one query written from trec_eval's
+    m_map_avgjg.c, m_P_avgjg.c and m_Rprec_mult_avgjg.c: each judgment group's measure over
+    the run in trec_eval's order (score descending, docno descending), averaged over groups."""
+    order = sorted(scores, key=lambda d: (scores[d], d), reverse=True)
+    out: dict[str, float] = {}
+    for g in groups.values():
+        rel = [g.get(d, -1) >= 1 for d in order]
+        big_r = sum(v >= 1 for v in g.values())
+        hits, ap = 0, 0.0
+        for i, r in enumerate(rel):
+            if r:
+                hits += 1
+                ap += hits / (i + 1)
+        out["map"] = out.get("map", 0.0) + (ap / big_r if hits else 0.0)
+        for k in ks:
+            out[f"P_{k}"] = out.get(f"P_{k}", 0.0) + sum(rel[:k]) / k
+        for m in mults:
+            cut = int(m * big_r + 0.9)
+            out[f"R_{m}"] = out.get(f"R_{m}", 0.0) + (sum(rel[:cut]) / cut if cut else 0.0)
+    return {name: v / len(groups) for name, v in out.items()}
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_judgment_groups_on_random_runs_equal_a_reference(tmp_path, seed):
+    """Random runs with tied scores and 1-4 judgment groups per query judging overlapping
+    documents (some none relevant): per query, to 1e-12, against the reference above."""
+    rng = np.random.default_rng(seed)
+    run_lines, qrels_lines = [], []
+    run: dict[str, dict[str, float]] = {}
+    groups: dict[str, dict[str, dict[str, int]]] = {}
+    for q in range(12):
+        docs = rng.choice(40, size=20, replace=False)
+        run[f"q{q}"] = {f"d{d}": float(rng.integers(0, 6)) for d in docs}
+        run_lines += [f"q{q} Q0 {d} 0 {s} r" for d, s in run[f"q{q}"].items()]
+        for g in range(int(rng.integers(1, 5))):
+            judged = rng.choice(40, size=15, replace=False)
+            groups.setdefault(f"q{q}", {})[str(g)] = {
+                f"d{d}": int(rng.integers(-1, 3)) * int(g != 3) for d in judged}
+            qrels_lines += [f"q{q} {g} {d} {r}" for d, r in groups[f"q{q}"][str(g)].items()]
+    (tmp_path / "run").write_text("\n".join(run_lines) + "\n")
+    (tmp_path / "qrels").write_text("\n".join(qrels_lines) + "\n")
+    ids = {"map": "map_avgjg", "P_3": "precision_avgjg@3", "P_10": "precision_avgjg@10",
+           "R_0.5": "rprec_mult_avgjg[mult=0.5]", "R_1.4": "rprec_mult_avgjg[mult=1.4]"}
+    cfg = parse_config({
+        "task": "ranking", "predictions": {"path": str(tmp_path / "run"), "format": "trec"},
+        "truth": {"path": str(tmp_path / "qrels"), "format": "trec_qrels_jg"},
+        "options": {"compat": "trec_eval", "qrels_jg_file": str(tmp_path / "qrels")},
+        "metrics": list(ids.values())}, "test", tmp_path)
+    result = run_config(cfg, per_query_values=True)
+    assert result.per_query is not None
+    col = dict(zip(ids.values(), (m.id for m in result.metrics), strict=True))
+    ours = {str(row["query"]): row for row in result.per_query.iter_rows(named=True)}
+    for q in run:
+        want = _avgjg_reference(groups[q], run[q], (3, 10), (0.5, 1.4))
+        for name, mid in ids.items():
+            assert ours[q][col[mid]] == pytest.approx(want[name], abs=1e-12), (q, name)
+
+
+def _prefs_reference(lines: list[tuple[str, str, str, float]], scores: dict[str, float]
+                     ) -> dict[str, float]:
+    """trec_eval's -m all_prefs of one query, a port of form_prefs_counts.c and
+    m_prefs_*.c: ``lines`` are (jg, jsg, docno, level), ``scores`` the run."""
+    judged = sorted({d for _, _, d, _ in lines})
+    order = [d for d in sorted(scores, key=lambda d: (-scores[d], d)) if d in set(judged)]
+    njr = len(order)
+    rank = {d: i for i, d in enumerate(order)}
+    for d in judged:
+        if d not in rank:
+            rank[d] = len(rank)
+    nj = len(rank)
+    prefs = sorted(((jg, jsg, -lvl, rank[d]) for jg, jsg, d, lvl in lines))
+    counts = [[0] * nj for _ in range(nj)]
+    jgs = []
+    for jg in sorted({p[0] for p in prefs}):
+        rows = [(jsg, -nl, r) for g, jsg, nl, r in prefs if g == jg]
+        st: dict[str, Any] = dict.fromkeys(
+            ("fr", "pr", "fi", "pi", "pn", "rel", "rel_ret", "nonrel", "nonrel_ret"), 0)
+        if len({jsg for jsg, _, _ in rows}) == 1:  # classes (add_ec_pref_to_jg)
+            ecs: list[tuple[float, list[int]]] = []
+            for _, lvl, r in rows:
+                if not ecs or ecs[-1][0] != lvl:
+                    ecs.append((lvl, []))
+                ecs[-1][1].append(r)
+            st["ecs"] = ecs
+            for e1, (lvl1, ranks1) in enumerate(ecs):
+                ret = sum(r < njr for r in ranks1)
+                kind = "rel" if lvl1 > 0 else "nonrel"
+                st[kind] += len(ranks1)
+                st[kind + "_ret"] += ret
+                for _, ranks2 in ecs[e1 + 1:]:
+                    for x in ranks1:
+                        for y in ranks2:
+                            counts[x][y] += 1
+                            if x < y:
+                                st["fr" if y < njr else "fi" if x < njr else "pn"] += 1
+                            else:
+                                st["pr" if x < njr else "pi" if y < njr else "pn"] += 1
+        else:  # sub-groups: a preference array closed under transitivity
+            a = [[False] * nj for _ in range(nj)]
+            rel = [-1.0] * nj
+            for i, (jsg, lvl, r) in enumerate(rows):
+                rel[r] = lvl
+                for jsg2, lvl2, r2 in rows[i + 1:]:
+                    if jsg2 == jsg and lvl2 < lvl:
+                        a[r][r2] = True
+            for k in range(nj):
+                for i in range(nj):
+                    if a[i][k]:
+                        for j in range(nj):
+                            a[i][j] = a[i][j] or a[k][j]
+            st["array"], st["rel_array"] = a, rel
+            for i in range(nj):
+                kind = "rel" if rel[i] > 0 else "nonrel" if rel[i] == 0 else None
+                if kind:
+                    st[kind] += 1
+                    st[kind + "_ret"] += i < njr
+                for j in range(nj):
+                    if i != j and a[i][j]:
+                        counts[i][j] += 1
+                        if i < njr and j < njr:
+                            st["fr" if i < j else "pr"] += 1
+                        else:
+                            st["fi" if i < njr else "pi" if j < njr else "pn"] += 1
+        st["pr"] += st["fr"]
+        st["pi"] += st["fi"]
+        jgs.append(st)
+
+    def ratio(f: float, p: float) -> float:
+        return f / p if p else 0.0
+
+    out: dict[str, float] = {}
+    ful = sum(g["fr"] + g["fi"] for g in jgs)
+    poss = sum(g["pr"] + g["pi"] + g["pn"] for g in jgs)
+    out["prefs_num_prefs_poss"], out["prefs_num_prefs_ful"] = poss, ful
+    out["prefs_num_prefs_ful_ret"] = sum(g["fr"] for g in jgs)
+    out["prefs_simp"] = ratio(ful, poss)
+    out["prefs_simp_ret"] = ratio(sum(g["fr"] for g in jgs), sum(g["pr"] for g in jgs))
+    out["prefs_simp_imp"] = ratio(ful, sum(g["pr"] + g["pi"] for g in jgs))
+    for name, f, p in (("", lambda g: g["fr"] + g["fi"], lambda g: g["pr"] + g["pi"] + g["pn"]),
+                       ("_ret", lambda g: g["fr"], lambda g: g["pr"]),
+                       ("_imp", lambda g: g["fr"] + g["fi"], lambda g: g["pr"] + g["pi"])):
+        total = sum(ratio(f(g), p(g)) for g in jgs)
+        out[f"prefs_avgjg{name}"] = total / len(jgs) if total > 0 else 0.0
+    for name, ranges in (("", ((0, njr, 0, njr), (0, njr, njr, nj), (njr, nj, njr, nj))),
+                         ("_ret", ((0, njr, 0, njr),)),
+                         ("_imp", ((0, njr, 0, njr), (0, njr, njr, nj)))):
+        pairs, total = 0, 0.0
+        for i0, i1, j0, j1 in ranges:
+            for i in range(i0, i1):
+                for j in range(max(j0, i + 1), j1):
+                    if counts[i][j] or counts[j][i]:
+                        pairs += 1
+                        if i < njr:
+                            total += counts[i][j] / (counts[i][j] + counts[j][i])
+        out[f"prefs_pair{name}"] = total / pairs if pairs else 0.0
+    for name, ret_only in (("", False), ("_ret", True)):
+        total = 0.0
+        for g in jgs:
+            big_r = g["rel_ret"] if ret_only else g["rel"]
+            big_n = g["nonrel_ret"] if ret_only else g["nonrel"]
+            if big_r >= big_n:
+                f = g["fr"] + (0 if ret_only else g["fi"]) + g["rel_ret"] * (big_r - big_n)
+                p = g["pr"] + (0 if ret_only else g["pi"] + g["pn"]) + g["rel"] * (big_r - big_n)
+            elif "ecs" in g:  # recalculate(), classes
+                ecs = g["ecs"]
+                kept = ecs[-1][1][:big_r]
+                f = p = 0
+                for e1 in range(len(ecs)):
+                    for e2 in [*range(e1 + 1, len(ecs) - 1), None]:
+                        for x in ecs[e1][1]:
+                            if ret_only and x >= njr:
+                                break
+                            for y in (kept if e2 is None else ecs[e2][1]):
+                                if ret_only and y >= njr:
+                                    break
+                                if x < y and x < njr:
+                                    f += 1
+                                else:
+                                    p += 1
+                p += f
+            else:  # recalculate(), sub-groups
+                a, rel = g["array"], g["rel_array"]
+                seen, first = 0, (njr if ret_only else nj)
+                for i in range(njr if ret_only else nj):
+                    if rel[i] == 0.0:
+                        seen += 1
+                        if seen == g["rel"] + 1:
+                            first = i
+                            break
+                kept = [i for i in range(nj) if not (i >= first and rel[i] == 0.0)]
+                f = p = 0
+                for i in kept:
+                    for j in kept:
+                        if i == j or not a[i][j] or (ret_only and (i >= njr or j >= njr)):
+                            continue
+                        if i < njr and (i < j or j >= njr):
+                            f += 1
+                        else:
+                            p += 1
+                p += f
+            total += f / p if p else math.nan
+        out[f"prefs_avgjg_Rnonrel{name}"] = total / len(jgs) if total > 0 else 0.0
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_prefs_on_random_judgments_equal_a_port_of_trec_evals_code(tmp_path, seed):
+    """Random preference judgments (judgment groups of one sub-group with levels 0-3, of
+    several sub-groups ranking subsets of the group's documents consistently, non-relevant
+    documents at 0 in each) and runs with tied scores, documents judged but not retrieved and
+    retrieved but not judged: every -m all_prefs measure per query, to 1e-12, against
+    :func:`_prefs_reference`."""
+    rng = np.random.default_rng(seed)
+    lines: dict[str, list[tuple[str, str, str, float]]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for q in range(8):
+        out = lines.setdefault(f"q{q}", [])
+        for g in range(int(rng.integers(1, 4))):
+            docs = [f"d{d}" for d in rng.choice(30, size=int(rng.integers(2, 12)), replace=False)]
+            if rng.random() < 0.5:  # one sub-group: classes
+                out += [(f"g{g}", "s", d, float(rng.integers(0, 4))) for d in docs]
+                continue
+            latent = {d: int(rng.integers(0, 5)) for d in docs}  # 0: not relevant
+            for s in range(int(rng.integers(2, 4))):
+                part = [d for d in docs if rng.random() < 0.6]
+                ranks = sorted({latent[d] for d in part if latent[d] > 0})
+                out += [(f"g{g}", f"s{s}", d, float(ranks.index(latent[d]) + 1
+                                                    if latent[d] else 0)) for d in part]
+        retrieved = rng.choice(35, size=int(rng.integers(0, 25)), replace=False)
+        run[f"q{q}"] = {f"d{d}": float(rng.integers(0, 8)) for d in retrieved}
+    run = {q: docs for q, docs in run.items() if docs}
+    (tmp_path / "prefs").write_text("".join(f"{q} {jg} {jsg} {d} {lvl}\n" for q, rows in
+                                            lines.items() for jg, jsg, d, lvl in rows))
+    (tmp_path / "run").write_text("".join(f"{q} Q0 {d} 0 {s} r\n" for q, docs in run.items()
+                                          for d, s in docs.items()))
+    measures = {k: v for k, v in PREFS.items() if k != "num_q"}
+    cfg = parse_config({
+        "task": "ranking", "predictions": {"path": str(tmp_path / "run"), "format": "trec"},
+        "truth": {"path": str(tmp_path / "prefs"), "format": "trec_prefs"},
+        "options": {"compat": "trec_eval", "prefs_file": str(tmp_path / "prefs")},
+        "metrics": list(measures.values())}, "test", tmp_path)
+    result = run_config(cfg, per_query_values=True)
+    assert result.per_query is not None
+    col = dict(zip(measures.values(), (m.id for m in result.metrics), strict=True))
+    ours = {str(row["query"]): row for row in result.per_query.iter_rows(named=True)}
+    wrong = []
+    for q in run.keys() & lines.keys():
+        want = _prefs_reference(lines[q], run[q])
+        for name, mid in measures.items():
+            if abs(ours[q][col[mid]] - want[name]) > 1e-12:
+                wrong.append(f"{name} {q}: reference {want[name]}, evalcli {ours[q][col[mid]]}")
+    assert not wrong, "\n".join(wrong[:30])
+
+
+def test_prefs_print_as_trec_eval_prints_them():
+    """``-f trec_eval`` of -m all_prefs -q -R prefs: trec_eval's out.test.prefs byte for byte,
+    but its runid line (counts as integers, queries in trec_eval's string order)."""
+    from evalcli.report.treceval import render
+
+    cfg = parse_config({
+        "task": "ranking",
+        "predictions": {"path": str(DATA / "prefs.results.test"), "format": "trec"},
+        "truth": {"path": str(DATA / "prefs.test"), "format": "trec_prefs"},
+        "options": {"compat": "trec_eval", "prefs_file": str(DATA / "prefs.test")},
+        "metrics": ["num_q", *(mid for mid in PREFS.values() if mid != "num_q")]},
+        "test", DATA)
+    theirs = [line for line in (DATA / "out.test.prefs").read_text().splitlines()
+              if not line.startswith("runid")]
+    assert render(run_config(cfg, per_query_values=True)).splitlines() == theirs
+
+
+def test_values_do_not_depend_on_how_the_plan_is_collected(monkeypatch):
+    """The per-query frame collected on its own (not in the engine's collect_all with the
+    other statistics) gives the same values: running sums along a list read the list's
+    order, which a join must keep (bpref and Rndcg of query 302 differed otherwise)."""
+    import evalcli.metrics.ranking.extras as extras
+
+    whole = extras.per_query_frame
+    monkeypatch.setattr(extras, "per_query_frame",
+                        lambda metrics, lf, ctx: whole(metrics, lf, ctx).collect().lazy())
+    means, per_query = evalcli_values("qrels.test", "results.test")
+    assert _check(trec_eval_output("out.test.aq"), means, per_query, set(per_query)) \
+        == EXPECTED_LINES

@@ -61,6 +61,7 @@ class InputFormat(str, Enum):
     parquet = "parquet"
     trec = "trec"
     trec_prefs = "trec_prefs"
+    trec_qrels_jg = "trec_qrels_jg"
 
 
 class CiMethod(str, Enum):

@@ -68,7 +68,8 @@ _EXT = {
 }
 _COMPRESSED = {".gz": "gzip", ".gzip": "gzip", ".zst": "zstd", ".zstd": "zstd"}
 _MAGIC = {"gzip": b"\x1f\x8b", "zstd": b"\x28\xb5\x2f\xfd"}
-_TEXT = ("csv", "tsv", "jsonl", "trec", "trec_zscores", "trec_prefs", "trec_prefs_lines")
+_TEXT = ("csv", "tsv", "jsonl", "trec", "trec_zscores", "trec_prefs", "trec_prefs_lines",
+         "trec_qrels_jg")
 _HEAD_BYTES = 64 * 1024
 """How much of a text file (decompressed) the checks of :func:`scan` read."""
 _HEADER_BYTES = 16 * 1024 * 1024
@@ -361,6 +362,15 @@ def _scan_trec_prefs_lines(source: Source) -> pl.LazyFrame:
 
 
 EXTRA_READERS["trec_prefs"] = _scan_trec_prefs
+
+
+def _scan_trec_qrels_jg(source: Source) -> pl.LazyFrame:
+    from evalcli.io.trec import scan_qrels_jg
+
+    return scan_qrels_jg(source)
+
+
+EXTRA_READERS["trec_qrels_jg"] = _scan_trec_qrels_jg
 EXTRA_READERS["trec_prefs_lines"] = _scan_trec_prefs_lines
 
 

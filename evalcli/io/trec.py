@@ -235,3 +235,22 @@ def scan_prefs(source: Source, every_line: bool = False) -> pl.LazyFrame:
     if every_line:
         return rows
     return rows.group_by("query", "item", maintain_order=True).agg(pl.col("relevance").max())
+
+
+def scan_qrels_jg(source: Source) -> pl.LazyFrame:
+    """A qrels file whose second field is a judgment group (trec_eval's ``-R qrels_jg``) as a
+    truth file: one row per query and document (``query``, ``item``, ``relevance``: its highest
+    level over the groups), for the join with the run; the judgment-group measures read every
+    line through the ranking task's ``qrels_jg_file``.
+
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "qrels")
+    >>> _ = open(p, "w").write("q1 0 d1 1\\nq1 1 d1 0\\nq1 1 d2 2\\n")
+    >>> scan_qrels_jg(Source(p)).collect().rows()
+    [('q1', 'd1', 1), ('q1', 'd2', 2)]
+    """
+    rows = scan_trec(source)
+    if "iteration" not in rows.collect_schema().names():
+        raise InputDataError(f"{source.path}: not a qrels file (query jg doc rel lines)",
+                             hint="read a run with format: trec")
+    return rows.group_by("query", "item", maintain_order=True).agg(pl.col("relevance").max())

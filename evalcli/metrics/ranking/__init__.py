@@ -7,7 +7,8 @@ optional graded relevance.
 - :mod:`.frame`: the ranked frame every metric derives from (one sort per query, linear scans);
 - :mod:`.stats`: the per-query statistic (sums over queries) and a metric's value from it;
 - :mod:`.metrics`: the accuracy metrics; :mod:`.trec`: trec_eval's other measures (bpref,
-  gm_map, ...); :mod:`.prefs`: trec_eval's preference measures; :mod:`.beyond`: the
+  gm_map, ...); :mod:`.prefs` and :mod:`.judgment_groups`: trec_eval's
+  preference and judgment-group measures; :mod:`.beyond`: the
   beyond-accuracy metrics (coverage, novelty, intra-list
   similarity), :mod:`.serendipity` and :mod:`.exposure` (distributional coverage, Gini,
   popularity bias), with :mod:`.side` (the side files, the training interactions and the item
@@ -17,12 +18,14 @@ optional graded relevance.
 
 from evalcli.metrics.ranking.beyond import METRICS as BEYOND_ACCURACY
 from evalcli.metrics.ranking.exposure import METRICS as EXPOSURE
+from evalcli.metrics.ranking.judgment_groups import METRICS as JUDGMENT_GROUPS
 from evalcli.metrics.ranking.metrics import METRICS as ACCURACY
 from evalcli.metrics.ranking.prefs import METRICS as PREFERENCES
 from evalcli.metrics.ranking.serendipity import METRICS as SERENDIPITY
 from evalcli.metrics.ranking.task import TASK, TASKS
 from evalcli.metrics.ranking.trec import METRICS as TREC_EVAL
 
-METRICS = [*ACCURACY, *TREC_EVAL, *PREFERENCES, *BEYOND_ACCURACY, *SERENDIPITY, *EXPOSURE]
+METRICS = [*ACCURACY, *TREC_EVAL, *PREFERENCES, *JUDGMENT_GROUPS, *BEYOND_ACCURACY, *SERENDIPITY,
+           *EXPOSURE]
 
 __all__ = ["METRICS", "TASK", "TASKS"]

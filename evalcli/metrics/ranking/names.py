@@ -20,20 +20,25 @@ from collections.abc import Mapping
 from typing import Any
 
 _AT_K = {"precision": "P", "recall": "recall", "ndcg": "ndcg_cut", "map": "map_cut",
-         "hit_rate": "success", "relative_precision": "relative_P", "unjudged_fraction": "unj"}
+         "hit_rate": "success", "relative_precision": "relative_P", "unjudged_fraction": "unj",
+         "precision_avgjg": "P_avgjg"}
 _WHOLE = {"precision": "set_P", "recall": "set_recall", "f1": "set_F", "map": "map",
           "ndcg": "ndcg", "mrr": "recip_rank", "r_precision": "Rprec",
           "iprec_11pt_avg": "11pt_avg", "relative_precision": "set_relative_P",
           "bin_g": "binG", "g": "G", "ndcg_rel": "ndcg_rel", "rndcg": "Rndcg",
           "infap": "infAP", "bpref": "bpref", "gm_map": "gm_map", "gm_bpref": "gm_bpref",
-          "set_map": "set_map", "utility": "utility", "rbp": "rbp", "rbp_resid": "rbp_resid"}
-_LEVEL = {"iprec_at_recall": ("iprec_at_recall", "recall"), "rprec_mult": ("Rprec_mult", "mult")}
+          "set_map": "set_map", "utility": "utility", "rbp": "rbp", "rbp_resid": "rbp_resid",
+          "map_avgjg": "map_avgjg"}
+_LEVEL = {"iprec_at_recall": ("iprec_at_recall", "recall"), "rprec_mult": ("Rprec_mult", "mult"),
+          "rprec_mult_avgjg": ("Rprec_mult_avgjg", "mult")}
 """Metrics at a level trec_eval writes after the name (``%s_%3.2f``): its name, the parameter."""
 _PREFS = {"prefs": ("measure", "simp", "prefs_"),
           "num_prefs": ("count", "poss", "prefs_num_prefs_")}
 """trec_eval's preference measures: the metric's parameter naming the measure, its default, and
 the prefix of trec_eval's name."""
-COUNTS = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})
+COUNTS = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret",
+                    "num_prefs"})
+"""Measures trec_eval sums over queries (and prints as integers)."""
 ALL_ONLY = frozenset({"num_q", "gm_map", "gm_bpref"})
 """Measures trec_eval prints on the ``all`` line only."""
 GEOMETRIC = frozenset({"gm_map", "gm_bpref"})

@@ -123,6 +123,15 @@ def _dedupe(lf: pl.LazyFrame, policy: str, names: list[str]) -> pl.LazyFrame:
                                maintain_order=True)
 
 
+def _keep_one(lf: pl.LazyFrame, options: Mapping[str, Any]) -> tuple[pl.LazyFrame, str] | None:
+    """The predictions reshaped without the ``duplicates`` step, when it keeps the first or the
+    last row in file order (see :attr:`Task.keep_one`)."""
+    policy = _duplicates(options)
+    if policy not in ("first", "last"):
+        return None
+    return _reshape(lf, "predictions", {**options, "duplicates": "error"}), policy
+
+
 def _reshape(lf: pl.LazyFrame, side: str, options: Mapping[str, Any]) -> pl.LazyFrame:
     """List columns exploded to one row per (query, item); input order recorded; a repeated
     item of the predictions kept once under the ``duplicates`` policy."""
@@ -198,11 +207,18 @@ TASK = Task(
               "'qid measure mean stddev' lines (trec_eval's measure names); each query's value "
               "becomes (value - mean) / stddev, then is averaged; unset: the values",
               nullable=True),
+        Param("prefs_file", str, None, "preference judgments for the prefs measures, as "
+              "trec_eval -R prefs: 'qid jg jsg docno level' lines; unset: the truth read as "
+              "-R qrels_prefs (one judgment group per query)", nullable=True),
+        Param("qrels_jg_file", str, None, "judgment groups for map_avgjg, precision_avgjg "
+              "and rprec_mult_avgjg, as trec_eval -R qrels_jg: a qrels file whose second field "
+              "is the judgment group; unset: the truth (one group)", nullable=True),
     ),
     checks=_checks,
     normalize=_normalize,
     join="full",
     reshape=_reshape,
+    keep_one=_keep_one,
     per_query=True,
     extras=query_stats,
     finish=query_tables,
