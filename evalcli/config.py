@@ -94,7 +94,9 @@ class Columns(Strict):
     )
     label: str | None = Field(None, description="the truth (default 'label')")
     score: str | None = Field(
-        None, description="score or probability; multiclass: per-class scores (default 'score')")
+        None, description="score or probability; multiclass and multilabel: per-class or "
+        "per-label scores (default 'score'; multilabel reads a score column only when named "
+        "here, or wide columns by options.score_columns / score_prefix)")
     prediction: str | None = Field(
         None, description="hard prediction (default 'prediction'); multilabel: the predicted "
         "label set")

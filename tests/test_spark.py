@@ -501,6 +501,23 @@ def test_ranking_trec_eval_options(spark, tmp_path):
     assert "zz" in both and got.metric("num_q").value == len(both)  # retrieved) included
 
 
+def test_ranking_trec_eval_preferences_and_judgment_groups(spark, tmp_path):
+    """trec_eval's -R prefs and -R qrels_jg measures (side files joined in the plan) give the
+    in-memory engine's report on Spark."""
+    data = Path(__file__).parent / "data" / "trec_eval"
+    same({"task": "ranking",
+          "predictions": {"path": str(data / "prefs.results.test"), "format": "trec"},
+          "truth": {"path": str(data / "prefs.test"), "format": "trec_prefs"},
+          "options": {"compat": "trec_eval", "prefs_file": str(data / "prefs.test")},
+          "metrics": ["prefs", "prefs[measure=pair_ret]", "num_prefs"]}, tmp_path)
+    same({"task": "ranking",
+          "predictions": {"path": str(data / "results.test"), "format": "trec"},
+          "truth": {"path": str(data / "qrels.123"), "format": "trec_qrels_jg"},
+          "options": {"compat": "trec_eval", "qrels_jg_file": str(data / "qrels.123")},
+          "metrics": ["map_avgjg", "precision_avgjg@5", "rprec_mult_avgjg[mult=0.6]"]},
+         tmp_path)
+
+
 def test_ranking_sample_configs(spark, tmp_path):
     """The bundled list-column (JSONL, exploded) and TREC samples, every metric Spark runs."""
     from tests.conftest import CONFIGS
