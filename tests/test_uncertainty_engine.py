@@ -98,6 +98,35 @@ def test_binary_bootstrap_equals_a_weighted_sklearn_bootstrap(weighted: bool) ->
         assert r.metric(id_).ci.std_error == pytest.approx(reps.std(ddof=1), rel=1e-6)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_binary_score_table_rounded_in_the_pass_or_by_the_driver_alike(monkeypatch,
+                                                                       weighted: bool) -> None:
+    """The per-group table of scores is rounded in the pass when the estimated number of
+    distinct scores is well above the threshold, else by the driver: the same intervals either
+    way (here 2,300 distinct scores, between the threshold and the estimate's margin)."""
+    from evalcli.metrics.binary import stats as bstats
+    from evalcli.metrics.stats import COARSE_ABOVE
+
+    rng = np.random.default_rng(4)
+    n = 6000
+    grid = rng.random(2300)
+    score = grid[rng.integers(0, grid.size, n)]
+    label = (rng.random(n) < score).astype(int)
+    df = pl.DataFrame({"id": np.arange(n), "label": label, "score": score,
+                       "w": rng.integers(1, 4, n).astype(float)})
+    assert COARSE_ABOVE < df["score"].n_unique() < COARSE_ABOVE * bstats.APPROX_MARGIN
+    cfg = {"task": "binary", "metrics": ["auroc", "average_precision", "peak_f1"],
+           "uncertainty": {"method": "bootstrap", "replicates": 300},
+           **({"columns": {"weight": "w"}} if weighted else {})}
+    got = {}
+    for margin in (0.0, 1e9):  # the pass rounds; the driver rounds
+        monkeypatch.setattr(bstats, "APPROX_MARGIN", margin)
+        r = evaluate(cfg, predictions=df, gating=False)
+        got[margin] = [(m.value, m.ci) for m in r.metrics]
+    assert got[0.0] == got[1e9]
+    assert all(ci is not None and ci.low is not None for _, ci in got[0.0])
+
+
 def test_regression_bootstrap_equals_sklearn() -> None:
     rng = np.random.default_rng(4)
     n = 300
