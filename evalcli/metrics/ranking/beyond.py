@@ -57,6 +57,7 @@ from evalcli.metrics.ranking.stats import (
     keyed,
     query_stat,
     query_sum,
+    ratio_rows,
     t_interval_of,
     value_of,
 )
@@ -203,13 +204,7 @@ def _novelty_stats(params: Params, ctx: Context) -> Sequence[Stat]:
             c("weight").max().alias("w"),
             *(c(s).max().alias(s) for s in seg_cols(lf)),
         )
-        return pq.select(
-            Q, *keys, c("w").fill_null(1.0), "unknown", "num", "den_all",
-            pl.lit(False).alias("straddle"),
-            pl.when(c("den") > 0).then(pl.lit("ok")).otherwise(pl.lit("undefined"))
-            .alias("status"),
-            pl.when(c("den") > 0).then(c("num") / c("den")).alias("value"),
-        )
+        return ratio_rows(pq, keys, "unknown", "num", "den_all")
 
     def items(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
         rows = _novelty_rows(ctx, lf, conv, k)

@@ -42,6 +42,7 @@ from evalcli.metrics.ranking.stats import (
     keyed,
     query_stat,
     query_sum,
+    ratio_rows,
     t_interval_of,
     value_of,
 )
@@ -153,12 +154,7 @@ def _arp_stats(params: Params, ctx: Context) -> Sequence[Stat]:
             c("weight").max().alias("w"),
             *(c(s).max().alias(s) for s in seg_cols(lf)),
         )
-        return pq.select(
-            Q, *keys, c("w").fill_null(1.0), pl.lit(False).alias("straddle"),
-            pl.when(c("den") > 0).then(pl.lit("ok")).otherwise(pl.lit("undefined"))
-            .alias("status"),
-            pl.when(c("den") > 0).then(c("num") / c("den")).alias("value"),
-        )
+        return ratio_rows(pq, keys)
 
     source = str(ctx.options.get(TRAIN) or ctx.options.get("popularity_file") or "truth")
     return [query_stat("arp", k, conv, per_query, key_extra=f"{{popularity={source}}}")]

@@ -35,7 +35,13 @@ from evalcli.metrics.ranking.side import (
     similarity_source,
     train_pairs,
 )
-from evalcli.metrics.ranking.stats import T_INTERVAL_DOC, query_stat, t_interval_of, value_of
+from evalcli.metrics.ranking.stats import (
+    T_INTERVAL_DOC,
+    query_stat,
+    ratio_rows,
+    t_interval_of,
+    value_of,
+)
 from evalcli.metrics.ranking.task import FAMILY
 from evalcli.metrics.stats import in_order_sum
 
@@ -81,13 +87,7 @@ def _stats(params: Params, ctx: Context) -> Sequence[Stat]:
             c("weight").max().alias("w"),
             *(c(x).max().alias(x) for x in segs),
         )
-        defined = c("den") > 0
-        return pq.select(
-            Q, *keys, c("w").fill_null(1.0), "missing", "seen",
-            pl.lit(False).alias("straddle"),
-            pl.when(defined).then(pl.lit("ok")).otherwise(pl.lit("undefined")).alias("status"),
-            pl.when(defined).then(c("num") / c("den")).alias("value"),
-        )
+        return ratio_rows(pq, keys, "missing", "seen")
 
     extra = f"{{similarity={source},weighting={params['weighting']}}}"
     return [query_stat(NAME, k, conv, per_query,

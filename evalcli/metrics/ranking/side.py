@@ -55,6 +55,12 @@ def side_columns(lf: pl.LazyFrame, side: pl.LazyFrame, cols: Sequence[str], what
                  option: str) -> pl.LazyFrame:
     """``side`` with its item column typed as the run's; a clear error when ``cols`` are
     missing."""
+    _require(side, cols, what, option)
+    return side.with_columns(c(IT).cast(item_dtype(lf)))
+
+
+def _require(side: pl.LazyFrame, cols: Sequence[str], what: str, option: str) -> None:
+    """A clear error when the side file lacks one of ``cols``."""
     names = side.collect_schema().names()
     missing = [col for col in cols if col not in names]
     if missing:
@@ -63,18 +69,11 @@ def side_columns(lf: pl.LazyFrame, side: pl.LazyFrame, cols: Sequence[str], what
             f"its columns: {', '.join(names[:20])}",
             hint=f"give the {what} file the columns {', '.join(cols)}",
         )
-    return side.with_columns(c(IT).cast(item_dtype(lf)))
 
 
 def table_pairs(lf: pl.LazyFrame, table: pl.LazyFrame) -> pl.LazyFrame:
     """The similarity file, checked, its items typed as the run's."""
-    names = table.collect_schema().names()
-    missing = [n for n in ("item_a", "item_b", "similarity") if n not in names]
-    if missing:
-        raise MetricError(
-            f"the similarity file (similarity_file) has no column "
-            f"{', '.join(repr(m) for m in missing)}; its columns: {', '.join(names[:20])}",
-            hint="give the similarity file the columns item_a, item_b, similarity")
+    _require(table, ("item_a", "item_b", "similarity"), "similarity", "similarity_file")
     dtype = item_dtype(lf)
     return table.with_columns(c("item_a").cast(dtype), c("item_b").cast(dtype))
 

@@ -54,6 +54,19 @@ def safe_ratio(num: pl.Expr, den: pl.Expr) -> pl.Expr:
     return pl.when(den > 0).then(num / den).otherwise(0.0)
 
 
+def ratio_rows(pq: pl.LazyFrame, keys: list[str], *extra: str) -> pl.LazyFrame:
+    """The per-query rows of a :class:`QueryStat` whose value is ``num / den`` (a weighted
+    mean over a query's list: novelty, serendipity, recommendation popularity): undefined
+    where ``den`` is 0, never straddling k; ``extra`` columns are kept for the run's notes.
+    ``pq`` has ``Q``, the segment ``keys``, ``w``, ``num`` and ``den``."""
+    defined = pl.col("den") > 0
+    return pq.select(
+        Q, *keys, pl.col("w").fill_null(1.0), *extra, pl.lit(False).alias("straddle"),
+        pl.when(defined).then(pl.lit("ok")).otherwise(pl.lit("undefined")).alias("status"),
+        pl.when(defined).then(pl.col("num") / pl.col("den")).alias("value"),
+    )
+
+
 def query_sum(x: pl.Expr, name: str) -> list[pl.Expr]:
     """Σ over queries of a per-query term: an exact sum (queries come in any order, and from
     several parts), on a grid from 2^30 down (four limbs: weights and gains of any size)."""
