@@ -149,26 +149,9 @@ def score_data(draw: Any) -> dict[str, Any]:
 @given(score_data())
 def test_score_metrics_match_scikit_learn(d: dict[str, Any]) -> None:
     y, s, w, k = d["y"], d["s"], d["w"], d["k"]
-    names = [f"c{i}" for i in range(k)] if d["strings"] else list(range(k))
-    label = [names[i] for i in y]
-    cols: dict[str, Any] = {"label": label}
-    options: dict[str, Any] = {}
-    fmt = "parquet"
-    if d["layout"] == "wide":
-        cols.update({f"p_{names[i]}": s[:, i] for i in range(k)})
-        options["score_prefix"] = "p_"
-        fmt = "csv"
-    elif d["layout"] == "struct":
-        cols["score"] = [{str(names[i]): float(row[i]) for i in range(k)} for row in s]
-        fmt = "jsonl"
-    else:
-        cols["score"] = [list(map(float, row)) for row in s]
-        if d["strings"]:
-            options["classes"] = names
-    if w is not None:
-        cols["w"] = w
+    df, options, fmt = _scored_frame(d)
     metrics = [f"top_k_accuracy@{j}" for j in range(1, k + 1)] + ["log_loss", "accuracy"]
-    r = run("multiclass", pl.DataFrame(cols), metrics, fmt=fmt, options=options,
+    r = run("multiclass", df, metrics, fmt=fmt, options=options,
             columns={"weight": "w"} if w is not None else {})
     got = values(r)
     above = (s > s[np.arange(len(y)), y][:, None]).sum(axis=1)
