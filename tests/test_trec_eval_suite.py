@@ -67,13 +67,14 @@ def trec_eval_output(name: str) -> dict[tuple[str, str], str]:
 
 
 def evalcli_values(qrels: str, run: str, options: dict[str, Any] | None = None,
-                   measures: dict[str, str] = MEASURES, **params: Any
-                   ) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+                   measures: dict[str, str] = MEASURES, truth_format: str = "trec",
+                   **params: Any) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
     """The mean and per-query values of every metric of ``measures`` (``params``: each
-    metric's; ``options``: the task's; a query left out by a policy has no values)."""
+    metric's; ``options``: the task's; ``truth_format``: how the qrels file reads; a query left
+    out by a policy has no values)."""
     cfg = parse_config({
         "task": "ranking", "predictions": {"path": str(DATA / run), "format": "trec"},
-        "truth": {"path": str(DATA / qrels), "format": "trec"},
+        "truth": {"path": str(DATA / qrels), "format": truth_format},
         "options": {"compat": "trec_eval", **(options or {})},
         "metrics": [{"metric": m, **params} for m in measures.values()]}, "test", DATA)
     result = run_config(cfg, per_query_values=True)
@@ -897,18 +898,8 @@ def test_prefs_file_is_trec_evals_R_prefs(prefs):
     classes and in sub-groups): every measure, per query and 'all', equals trec_eval's."""
     expected = trec_eval_output("out.test.prefs")
     assert {m for m, _ in expected} - set(PREFS) == {"runid"}
-    cfg = parse_config({
-        "task": "ranking",
-        "predictions": {"path": str(DATA / "prefs.results.test"), "format": "trec"},
-        "truth": {"path": str(DATA / prefs), "format": "trec_prefs"},
-        "options": {"compat": "trec_eval", "prefs_file": str(DATA / prefs)},
-        "metrics": list(PREFS.values())}, "test", DATA)
-    result = run_config(cfg, per_query_values=True)
-    assert result.per_query is not None
-    ids = dict(zip(PREFS.values(), (m.id for m in result.metrics), strict=True))
-    means = {mid: m.value for mid, m in zip(PREFS.values(), result.metrics, strict=True)}
-    per_query = {str(row["query"]): {mid: row[ids[mid]] for mid in PREFS.values()}
-                 for row in result.per_query.iter_rows(named=True)}
+    means, per_query = evalcli_values(prefs, "prefs.results.test",
+                                      {"prefs_file": str(DATA / prefs)}, PREFS, "trec_prefs")
     assert len(per_query) == int(expected[("num_q", "all")]) == 24
     n = _check(expected, means, per_query, set(per_query), PREFS)
     assert n == 24 * (len(PREFS) - 1) + len(PREFS)
@@ -950,17 +941,9 @@ def test_qrels_jg_file_is_trec_evals_R_qrels_jg(qrels):
     docno holding '#'), ``out.test.qrels_jg``: every measure per query and 'all'."""
     expected = trec_eval_output("out.test.qrels_jg")
     assert {m for m, _ in expected} - set(QRELS_JG) == {"runid"}
-    cfg = parse_config({
-        "task": "ranking", "predictions": {"path": str(DATA / "results.test"), "format": "trec"},
-        "truth": {"path": str(DATA / qrels), "format": "trec_qrels_jg"},
-        "options": {"compat": "trec_eval", "qrels_jg_file": str(DATA / qrels)},
-        "metrics": list(QRELS_JG.values())}, "test", DATA)
-    result = run_config(cfg, per_query_values=True)
-    assert result.per_query is not None
-    ids = dict(zip(QRELS_JG.values(), (m.id for m in result.metrics), strict=True))
-    means = {mid: m.value for mid, m in zip(QRELS_JG.values(), result.metrics, strict=True)}
-    per_query = {str(row["query"]): {mid: row[ids[mid]] for mid in QRELS_JG.values()}
-                 for row in result.per_query.iter_rows(named=True)}
+    means, per_query = evalcli_values(qrels, "results.test",
+                                      {"qrels_jg_file": str(DATA / qrels)}, QRELS_JG,
+                                      "trec_qrels_jg")
     assert set(per_query) == {"301", "302", "303"}
     n = _check(expected, means, per_query, set(per_query), QRELS_JG)
     assert n == 4 * len(QRELS_JG) - 3
