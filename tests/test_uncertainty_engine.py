@@ -127,6 +127,31 @@ def test_binary_score_table_rounded_in_the_pass_or_by_the_driver_alike(monkeypat
     assert all(ci is not None and ci.low is not None for _, ci in got[0.0])
 
 
+def test_coarse_grid_is_the_rounding_to_seven_significant_bits() -> None:
+    """``coarse`` rounds on the float's bits; the reference is the arithmetic definition
+    (``round(x / 2^(floor(log2 |x|) - 7)) * step``, ties to even) in NumPy. Equal over the
+    normal range, monotone, and the special values kept."""
+    from evalcli.metrics.stats import coarse
+
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.random(20_000), -rng.random(5_000) * 1e5,
+                        rng.normal(0, 1e-200, 5_000), 2.0 ** rng.integers(-60, 60, 1_000),
+                        (129 + 0.5 + np.arange(0, 126, 2)) / 128,  # exact ties, both ways
+                        np.array([1.0 - 2**-53, 2.0**-1022, 1.7976931348623157e308])])
+    got = pl.DataFrame({"x": x}).select(coarse(pl.col("x"))).to_series().to_numpy()
+    step = 2.0 ** (np.floor(np.log2(np.abs(x))) - 7)
+    with np.errstate(over="ignore"):
+        want = np.round(x / step) * step
+    assert np.array_equal(got, want)
+    order = np.argsort(x, kind="stable")
+    assert (np.diff(got[order]) >= 0).all()
+    special = pl.DataFrame({"x": [0.0, -0.0, float("inf"), -float("inf"), float("nan"), 5e-324]})
+    out = special.select(coarse(pl.col("x"))).to_series().to_list()
+    assert out[:4] == [0.0, 0.0, float("inf"), -float("inf")]
+    assert np.isnan(out[4]) and 0.0 <= out[5] <= 5e-324
+    assert str(np.float64(out[1])) == "0.0"  # -0.0 is +0.0: one zero in the tables
+
+
 def test_regression_bootstrap_equals_sklearn() -> None:
     rng = np.random.default_rng(4)
     n = 300

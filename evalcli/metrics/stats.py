@@ -624,19 +624,39 @@ COARSE_ABOVE = 2048
 ``evalcli.engine.resample.BINS``); fewer stay exact."""
 
 
-def coarse(x: pl.Expr, bits: int = COARSE_BITS) -> pl.Expr:
-    """``x`` rounded to ``bits`` significant bits (a monotone grid: equal inputs stay equal,
-    order is kept up to ties, 0, ±inf and NaN unchanged). The bootstrap's per-group tables of
-    scores or errors use it: 10^7 distinct scores become a few thousand values.
+def coarse_bits(x: pl.Expr, bits: int = COARSE_BITS) -> pl.Expr:
+    """The IEEE-754 bits (as Int64) of ``x`` (a float) rounded to ``bits`` significant bits
+    after the leading one, to nearest, ties to even, done on the bits themselves: the 52 - bits
+    low bits of the magnitude are rounded off, a carry moving into the exponent. A monotone
+    grid of a relative step of 2^-bits: equal inputs stay equal, order is kept up to ties;
+    zeros become +0, NaN one NaN, ±inf stay; the largest finite values may round to ±inf.
+    ``bits`` = 52: the value's own bits (zeros and NaN made one).
 
-    >>> x = pl.DataFrame({"x": [0.1234567, 0.1235, -3.0, 0.0, float("inf")]})
+    Integer arithmetic on one column: 10^7 values in 0.03 s (a log, a power and a division
+    took 0.2 s), and an integer key for the hash group-by that follows."""
+    drop = 52 - bits
+    unit = 1 << max(drop, 0)
+    b = x.cast(pl.Float64).reinterpret(dtype=pl.Int64)
+    mag = b & ((1 << 63) - 1)
+    rounded = mag if drop <= 0 else (mag + (unit // 2 - 1) + ((mag // unit) & 1)) // unit * unit
+    sign = b & pl.lit(-(1 << 63), dtype=pl.Int64)
+    nan = pl.lit(float("nan"), dtype=pl.Float64).reinterpret(dtype=pl.Int64)
+    return (pl.when(x.is_infinite()).then(b)  # (the first branch names the column: x's name)
+            .when(mag == 0).then(pl.lit(0, dtype=pl.Int64))
+            .when(x.is_nan()).then(nan)
+            .otherwise(rounded | sign))
+
+
+def coarse(x: pl.Expr, bits: int = COARSE_BITS) -> pl.Expr:
+    """``x`` rounded to ``bits`` significant bits after the leading one (see
+    :func:`coarse_bits`). The bootstrap's per-group tables of scores or errors use it: 10^7
+    distinct scores become a few thousand values.
+
+    >>> x = pl.DataFrame({"x": [0.1234567, 0.1235, -3.0, 0.0, -0.0, float("inf"), 255.5]})
     >>> x.select(coarse(pl.col("x"), 7)).to_series().to_list()
-    [0.12353515625, 0.12353515625, -3.0, 0.0, inf]
+    [0.12353515625, 0.12353515625, -3.0, 0.0, 0.0, inf, 256.0]
     """
-    ax = x.abs()
-    finite = x.is_finite() & (ax > 0)
-    step = pl.lit(2.0).pow(ax.log(2).floor() - bits)
-    return pl.when(finite).then((x / step).round() * step).otherwise(x)
+    return coarse_bits(x, bits).reinterpret(dtype=pl.Float64)
 
 
 def run_totals(lf: pl.LazyFrame, key: str, cumulative: Mapping[str, pl.Expr]) -> pl.LazyFrame:

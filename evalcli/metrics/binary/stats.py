@@ -20,7 +20,7 @@ from evalcli.metrics.stats import (
     COARSE_ABOVE,
     WEIGHTED_TOP,
     CombineOp,
-    coarse,
+    coarse_bits,
     exact_sum,
     is_weighted,
     log_loss_top,
@@ -140,7 +140,11 @@ def _score_counts_coarse(lf: pl.LazyFrame, keys: list[str], weighted: bool = Fal
                          ) -> pl.LazyFrame:
     """The bootstrap's per-group table: positives and negatives per score, hashed rather than
     sorted; the scores rounded to 7 significant bits when there are more than a few thousand
-    distinct ones (10^7 rows: 1.1 s instead of 3.3 s; fewer: exact).
+    distinct ones (fewer: exact).
+
+    The last key (the random group, an unsigned 32-bit number) and the score's bits are packed
+    into one Int128 key, unpacked after the group-by: a hash on one integer column, not on two
+    columns of which one is a float (10^7 rows, 1,000 groups: 0.45 s instead of 1.05 s).
 
     "More" is judged by Polars' HyperLogLog estimate (0.04 s at 10^7 rows; the exact count
     took 0.36 s), with a margin of 25% over ``COARSE_ABOVE``: its error is about 1% (at most
@@ -152,12 +156,23 @@ def _score_counts_coarse(lf: pl.LazyFrame, keys: list[str], weighted: bool = Fal
     y, w = pl.col("label"), pl.col("weight")
     score = pl.col("score")
     many = score.approx_n_unique() > int(COARSE_ABOVE * APPROX_MARGIN)
-    return (lf.select(*keys, pl.when(many).then(coarse(score)).otherwise(score).alias("score"),
+    bits = pl.when(many).then(coarse_bits(score)).otherwise(coarse_bits(score, 52))
+    *outer, last = keys
+    group_type = lf.collect_schema()[last]
+    i128 = pl.Int128
+    span = pl.lit(1 << 64, dtype=i128)
+    half = pl.lit(1 << 63, dtype=i128)
+    packed = pl.col(last).cast(i128) * span + bits.cast(i128) + half
+    return (lf.select(*outer, packed.alias("__k"),
                       (w * y).alias("pos"),
                       (w * (1 - y)).alias("neg"))
-            .group_by([*keys, "score"])
+            .group_by([*outer, "__k"])
             .agg(*weight_sum(pl.col("pos"), "pos", weighted),
-                 *weight_sum(pl.col("neg"), "neg", weighted)))
+                 *weight_sum(pl.col("neg"), "neg", weighted))
+            .select(*outer, (pl.col("__k") // span).cast(group_type).alias(last),
+                    (pl.col("__k") % span - half).cast(pl.Int64)
+                    .reinterpret(dtype=F64).alias("score"),
+                    pl.all().exclude([*outer, "__k"])))
 
 
 def proba(params: Params, ctx: Context) -> AggStat:
