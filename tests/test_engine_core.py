@@ -33,12 +33,13 @@ def _frames(family: str, n: int = 600) -> tuple[pl.DataFrame, pl.DataFrame]:
     return pl.DataFrame({"id": ids, **pred, "region": region}), truth
 
 
-def _config(family: str, pred: pl.DataFrame, truth: pl.DataFrame, folder: Path) -> Config:
+def _config(family: str, pred: pl.DataFrame, truth: pl.DataFrame, folder: Path,
+            **more: Any) -> Config:
     pred.write_parquet(folder / "p.parquet")
     truth.write_parquet(folder / "t.parquet")
     return parse_config({"task": family, "predictions": str(folder / "p.parquet"),
                          "truth": str(folder / "t.parquet"), "group_by": ["region"],
-                         "columns": {"weight": "weight"}}, "test", folder)
+                         "columns": {"weight": "weight"}, **more}, "test", folder)
 
 
 def _in_parts(cfg: Config, pred: pl.DataFrame, truth: pl.DataFrame, folder: Path, n: int
@@ -93,3 +94,61 @@ def test_a_broken_rule_gets_the_same_error_however_the_rows_are_split(tmp_path: 
         with pytest.raises(InputDataError) as split:
             _in_parts(cfg, pred, bad, tmp_path, n)
         assert str(split.value) == str(whole.value)
+
+
+def _executors(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Which Polars executor each in-memory pass of the process is collected on."""
+    used: list[str] = []
+    real = core.pass_engine
+
+    def spy(pendings: Any) -> Any:
+        used.append(real(pendings))
+        return used[-1]
+
+    monkeypatch.setattr(core, "pass_engine", spy)
+    monkeypatch.setattr(core, "_STREAMING_FAILED", [])
+    return used
+
+
+@pytest.mark.parametrize("family", ["binary", "regression"])
+def test_clean_rows_pass_on_the_streaming_executor_with_the_same_values(
+        family: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pass whose rows break no rule is collected on Polars' streaming executor (faster); on
+    the in-memory one it gives the same values, intervals and segments to the last bit."""
+    pred, truth = _frames(family)
+    cfg = _config(family, pred, truth, tmp_path, uncertainty={"replicates": 200})
+    used = _executors(monkeypatch)
+    fast = run_config(cfg, gating=False)
+    assert used == ["streaming"]
+    monkeypatch.setattr(core, "_STREAMING_FAILED", ["as if a streaming pass had failed"])
+    slow = run_config(cfg, gating=False)
+    assert used == ["streaming", "in-memory"]
+    assert fast.to_dict() == slow.to_dict()
+
+
+def test_a_pass_over_bad_rows_runs_in_memory_and_a_failed_streaming_pass_ends_streaming(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pred, truth = _frames("binary")
+    bad = truth.with_columns(pl.when(pl.col("id") == 3).then(None)
+                             .otherwise(pl.col("label")).alias("label"))
+    used = _executors(monkeypatch)
+    with pytest.raises(InputDataError, match="null or NaN label"):
+        run_config(_config("binary", pred, bad, tmp_path))
+    assert used == ["in-memory"]
+    # a streaming pass that fails all the same (simulated): the error is the same, and every
+    # later pass of the process runs on the in-memory executor
+    real = pl.collect_all
+
+    def failing(queries: Any, **kw: Any) -> Any:
+        if kw.get("engine") == "streaming":
+            raise pl.exceptions.ComputeError("simulated failure")
+        return real(queries, **kw)
+
+    monkeypatch.setattr(pl, "collect_all", failing)
+    cfg = _config("binary", pred, truth, tmp_path)
+    with pytest.raises(Exception, match="simulated failure"):
+        run_config(cfg, gating=False)
+    assert used[1:] == ["streaming"] and core._STREAMING_FAILED
+    monkeypatch.setattr(pl, "collect_all", real)
+    assert run_config(cfg, gating=False).metrics
+    assert used[2:] == ["in-memory"]
