@@ -249,7 +249,7 @@ def run_systems(cfg: Config, *, gating: bool = True, curves: bool = False,
     gates applied, then each compared with the baseline system (see
     :mod:`evalcli.decide.systems`). The result is the baseline system's, with every system's
     in ``systems`` and the comparison; a gate that fails for any system fails the run."""
-    from evalcli.decide.systems import compare_systems, gate_systems
+    from evalcli.decide.systems import compare_systems, gate_systems, prefetch_delong
 
     assert cfg.systems
     say = progress or (lambda _msg: None)
@@ -281,12 +281,22 @@ def run_systems(cfg: Config, *, gating: bool = True, curves: bool = False,
             ids.extend(aligned[0].ids)
             return [_test_rows(task, first.options, a) for a in aligned]
 
-        evs, frames = run_together([(r.prep.plan, r.prep.aligned, r.extra, r.ctx)
-                                    for r in runs.values()], rows_of if by_row else None)
+        def early(frames: list[pl.DataFrame]) -> None:
+            # the systems' rows side by side as soon as they are read, and DeLong's sorts
+            # started in a thread while the intervals are computed
+            nonlocal joint
+            if not frames:  # (weighted rows: no closed-form paired tests)
+                return
+            joint = side_by_side(dict(zip(runs, frames, strict=True)), baseline, ids)
+            if any(pm.metric.name == "auroc" for pm in first.metrics):
+                ahead.update(prefetch_delong(joint))
+
+        ahead: dict[str, Any] = {}
+        evs, _ = run_together([(r.prep.plan, r.prep.aligned, r.extra, r.ctx)
+                               for r in runs.values()], rows_of if by_row else None,
+                              early if by_row else None)
         results = {name: _finish(runs[name], ev, gating, say)
                    for name, ev in zip(runs, evs, strict=True)}
-        if frames:
-            joint = side_by_side(dict(zip(runs, frames, strict=True)), baseline, ids)
     else:  # streaming, Spark: a pass per system, and one more reading the rows side by side
         results = {}
         for name, run in runs.items():
@@ -299,7 +309,8 @@ def run_systems(cfg: Config, *, gating: bool = True, curves: bool = False,
     result = results[baseline]
     result.systems = results
     result.comparison = compare_systems(results, baseline, comp.test, comp.correction,
-                                        comp.alpha, u.level, u.seed, joint=joint)
+                                        comp.alpha, u.level, u.seed, joint=joint,
+                                        delong_ahead=ahead if joint else None)
     result.failures = [f"{name}: {f}" for name, r in results.items() for f in r.failures]
     keys = ("max_drop", "max_relative_drop", "min_improvement", "min_relative_improvement")
     gates = {m.id: ChangeGate.of(e.model_dump())

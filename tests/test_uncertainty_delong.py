@@ -165,6 +165,32 @@ def test_fast_algorithm_on_large_inputs_matches_mann_whitney():
     assert auc[0] == pytest.approx(u / (pos.size * neg.size), abs=1e-12)
 
 
+def test_two_systems_sorted_in_threads_equal_one_after_the_other(monkeypatch):
+    """Above ``PARALLEL_ROWS`` rows the systems' sorts run in threads, and the systems may come
+    as a list of vectors (not stacked): the same AUROCs and covariance as one system after the
+    other, and as ``np.cov`` of the stacked components."""
+    from evalcli.uncertainty import intervals
+
+    rng = np.random.default_rng(11)
+    m, n = 90_000, 130_000
+    pos = rng.normal(0.6, 1, (2, m)).round(3)
+    neg = rng.normal(0.0, 1, (2, n)).round(3)
+    pos[1] = (0.7 * pos[0] + rng.normal(0, 0.5, m)).round(3)
+    assert m + n >= intervals.PARALLEL_ROWS
+    threaded = auroc_delong([pos[0], pos[1]], [neg[0], neg[1]])
+    monkeypatch.setattr(intervals, "PARALLEL_ROWS", 10**12)
+    serial = auroc_delong(pos, neg)
+    assert threaded[0].tolist() == serial[0].tolist()
+    np.testing.assert_allclose(threaded[1], serial[1], rtol=1e-12, atol=0)
+    labels = np.r_[np.ones(m), np.zeros(n)]
+    for r in range(2):
+        assert threaded[0][r] == pytest.approx(roc_auc_score(labels, np.r_[pos[r], neg[r]]),
+                                               abs=1e-12)
+        v10, v01 = intervals._placements(pos[r], neg[r])
+        assert threaded[1][r, r] == pytest.approx(v10.var(ddof=1) / m + v01.var(ddof=1) / n,
+                                                  rel=1e-12)
+
+
 # --- from counts per distinct score (the engine's mergeable statistic) -------------------------
 
 def counts_per_score(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -59,14 +59,16 @@ def compute(plan: Plan, a: Aligned, stats: Mapping[str, Stat], engine: str) -> C
 
 
 def run_together(jobs: Sequence[tuple[Plan, Aligned, dict[str, Any] | None, Context | None]],
-                 more: Callable[[Sequence[Aligned]], Sequence[pl.LazyFrame]] | None = None
+                 more: Callable[[Sequence[Aligned]], Sequence[pl.LazyFrame]] | None = None,
+                 early: Callable[[list[pl.DataFrame]], None] | None = None
                  ) -> tuple[list[Evaluated], list[pl.DataFrame]]:
     """Several runs on the same truth in memory (systems): the truth read and sorted once and
     each run's predictions joined to it (:func:`~evalcli.engine.align.materialize_systems`),
     then every run's statistics, per group too, and the frames of ``more(aligned)`` from one
     ``collect_all`` (:func:`evalcli.engine.core.partials_together`). The checks stay each
     run's: when a query fails, each run is computed on its own and the first whose input is
-    bad says why, naming its file."""
+    bad says why, naming its file. ``early`` is handed the frames of ``more`` as soon as they
+    are collected, before the runs' intervals are computed (work that may start meanwhile)."""
     joined = materialize_systems([a for _, a, _, _ in jobs], jobs[0][0].task.join) \
         if jobs else []
     bound = [core.bound(plan, a, "polars", extra, ctx)
@@ -81,6 +83,8 @@ def run_together(jobs: Sequence[tuple[Plan, Aligned, dict[str, Any] | None, Cont
         frames: list[pl.DataFrame] = []
     else:
         parts, frames = together
+        if early is not None:
+            early(frames)
     out = []
     for (plan, _, extra, _), a, (ctx, stats), part in zip(jobs, joined, bound, parts,
                                                           strict=True):
@@ -90,6 +94,8 @@ def run_together(jobs: Sequence[tuple[Plan, Aligned, dict[str, Any] | None, Cont
         out.append(core.evaluated(plan, a, "polars", ctx, stats, computed, extra))
     if together is None and extra_q:  # every run's input passed its checks on its own
         frames = pl.collect_all(extra_q, engine="in-memory")
+        if early is not None:
+            early(frames)
     return out, frames
 
 

@@ -366,12 +366,33 @@ def paired_delong_test(positives_a: npt.ArrayLike, negatives_a: npt.ArrayLike,
     row (likewise the negatives); ``se^2 = S_aa + S_bb - 2 S_ab`` from DeLong's covariance
     (:func:`evalcli.uncertainty.intervals.auroc_delong`); the interval is
     ``delta +- z * se``, as pROC's ``roc.test``. Identical systems give ``z = 0, p = 1``.
+    The work is :func:`delong_components` (the sorts; once for any number of levels), then
+    :func:`paired_delong_result` at the level.
 
     >>> r = paired_delong_test([0.9, 0.8, 0.6, 0.7], [0.1, 0.4, 0.65, 0.5],
     ...                        [0.9, 0.5, 0.6, 0.2], [0.1, 0.4, 0.65, 0.5])
     >>> round(r.estimate, 4), round(r.statistic, 4), round(r.p_value, 4)
     (-0.2812, -1.3466, 0.1781)
     """
+    return paired_delong_result(
+        delong_components(positives_a, negatives_a, positives_b, negatives_b), level)
+
+
+@dataclass(frozen=True)
+class DelongComponents:
+    """What DeLong's paired test needs from the rows: both AUROCs, their 2 x 2 covariance,
+    and the numbers of positive and negative rows."""
+
+    aucs: FloatArray
+    covariance: FloatArray
+    rows: int
+
+
+def delong_components(positives_a: npt.ArrayLike, negatives_a: npt.ArrayLike,
+                      positives_b: npt.ArrayLike, negatives_b: npt.ArrayLike
+                      ) -> DelongComponents | PairedResult:
+    """The level-free part of :func:`paired_delong_test` (one sort per system): its
+    components, or the undefined result when the test does not apply."""
     test = "delong-paired"
     xs = [np.asarray(v, dtype=np.float64) for v in (positives_a, positives_b)]
     ys = [np.asarray(v, dtype=np.float64) for v in (negatives_a, negatives_b)]
@@ -379,35 +400,44 @@ def paired_delong_test(positives_a: npt.ArrayLike, negatives_a: npt.ArrayLike,
             ys[0].shape != ys[1].shape):
         raise ValueError("each system needs one score per row, the same positive and negative "
                          f"rows: got {[v.shape for v in xs]} and {[v.shape for v in ys]}")
-    x, y = np.vstack(xs), np.vstack(ys)
-    m, n = x.shape[1], y.shape[1]
+    m, n = xs[0].size, ys[0].size
     if m == 0 or n == 0:
         return PairedResult(test, None, None, None, m + n,
                             reason=f"only one class: {m} positive and {n} negative rows, "
                             "AUROC is undefined")
-    if np.isnan(x).any() or np.isnan(y).any():
+    if any(np.isnan(v).any() for v in (*xs, *ys)):
         return PairedResult(test, None, None, None, m + n,
                             reason="NaN scores: AUROC is undefined")
     if m < 2 or n < 2:
         return PairedResult(test, None, None, None, m + n,
                             reason=f"{m} positive and {n} negative rows: DeLong's variance "
                             "needs at least 2 of each")
-    aucs, s = auroc_delong(x, y)
+    aucs, s = auroc_delong(xs, ys)
+    return DelongComponents(aucs, s, m + n)
+
+
+def paired_delong_result(parts: DelongComponents | PairedResult, level: float = 0.95
+                         ) -> PairedResult:
+    """:func:`paired_delong_test` at ``level`` from its :func:`delong_components`."""
+    test = "delong-paired"
+    if isinstance(parts, PairedResult):
+        return parts
+    aucs, s, rows = parts.aucs, parts.covariance, parts.rows
     delta = float(aucs[1] - aucs[0])
     variance = max(0.0, float(s[0, 0] + s[1, 1] - 2.0 * s[0, 1]))
     if variance == 0.0:
         if delta == 0.0:
             interval = Interval(delta, 0.0, 0.0, level, "delong-paired", std_error=0.0)
-            return PairedResult(test, 0.0, 0.0, 1.0, m + n, interval,
+            return PairedResult(test, 0.0, 0.0, 1.0, rows, interval,
                                 note="the two systems rank the rows alike: no difference")
-        return PairedResult(test, delta, None, None, m + n,
+        return PairedResult(test, delta, None, None, rows,
                             reason="DeLong's variance of the difference is 0 with a non-zero "
                             "difference: the normal approximation does not apply")
     se = math.sqrt(variance)
     z = delta / se
     half = float(special.ndtri(0.5 + level / 2.0)) * se
     interval = Interval(delta, delta - half, delta + half, level, "delong-paired", std_error=se)
-    return PairedResult(test, delta, z, min(1.0, 2.0 * float(special.ndtr(-abs(z)))), m + n,
+    return PairedResult(test, delta, z, min(1.0, 2.0 * float(special.ndtr(-abs(z)))), rows,
                         interval)
 
 
