@@ -107,6 +107,7 @@ def _executors(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(core, "pass_engine", spy)
     monkeypatch.setattr(core, "_STREAMING_FAILED", [])
+    monkeypatch.setattr(core, "STREAMING_ROWS", 100)  # (these inputs have 600 rows)
     return used
 
 
@@ -152,3 +153,8 @@ def test_a_pass_over_bad_rows_runs_in_memory_and_a_failed_streaming_pass_ends_st
     monkeypatch.setattr(pl, "collect_all", real)
     assert run_config(cfg, gating=False).metrics
     assert used[2:] == ["in-memory"]
+    # fewer rows than STREAMING_ROWS: in memory, where the in-memory executor is as fast
+    monkeypatch.setattr(core, "_STREAMING_FAILED", [])
+    monkeypatch.setattr(core, "STREAMING_ROWS", 601)
+    run_config(cfg, gating=False)
+    assert used[3:] == ["in-memory"]
