@@ -304,22 +304,31 @@ def _placements(x: FloatArray, y: FloatArray) -> tuple[FloatArray, FloatArray]:
     new_run = np.empty(z.size, dtype=bool)
     new_run[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=new_run[1:])
-    pos_cum = np.cumsum(positive)  # positives at or before each place, in score order
-    if new_run.all():  # no ties (continuous scores): each place is its own run
-        neg_below = np.arange(z.size) - (pos_cum - positive)
-        placed = np.where(positive, neg_below / n, (m - pos_cum) / m)
-    else:
-        starts = np.flatnonzero(new_run)
-        ends = np.append(starts[1:], z.size) - 1
-        length = ends - starts + 1  # runs of equal scores, in score order
-        pos_in = pos_cum[ends] - (pos_cum[starts] - positive[starts])
-        neg_in = length - pos_in
-        neg_below = starts - (pos_cum[starts] - positive[starts])
-        pos_above = m - pos_cum[ends]
-        placed = np.where(positive, np.repeat((neg_below + 0.5 * neg_in) / n, length),
-                          np.repeat((pos_above + 0.5 * pos_in) / m, length))
+    del ordered
+    # (counts in 32 bits where they fit: fewer fresh pages to fault in, 10^7 rows at a time)
+    count = np.int32 if z.size < 2**31 else np.int64
+    pos_cum = np.cumsum(positive, dtype=count)  # positives at or before each place
     out = np.empty(z.size, dtype=np.float64)
-    out[order] = placed
+    if new_run.all():  # no ties (continuous scores): each place is its own run
+        neg_below = np.arange(z.size, dtype=count) - (pos_cum - positive)
+        out[order] = np.where(positive, neg_below / n, (m - pos_cum) / m)
+        return out[:m], out[m:]
+    starts = np.flatnonzero(new_run)
+    ends = np.append(starts[1:], z.size) - 1
+    pos_before = pos_cum[starts] - positive[starts]
+    pos_in = pos_cum[ends] - pos_before
+    neg_in = ends - starts + 1 - pos_in
+    # each run's two values side by side (a negative's, a positive's), gathered once by
+    # (run, class) instead of two full-length repeats and a choice between them
+    values = np.empty((starts.size, 2))
+    values[:, 0] = (m - pos_cum[ends] + 0.5 * pos_in) / m  # positives above, ties half
+    values[:, 1] = (starts - pos_before + 0.5 * neg_in) / n  # negatives below, ties half
+    del pos_cum
+    at = np.cumsum(new_run, dtype=count)
+    at -= 1
+    at *= 2
+    at += positive
+    out[order] = values.ravel()[at]
     return out[:m], out[m:]
 
 
