@@ -218,3 +218,26 @@ def test_novelty_item_table_stays_out_of_the_bootstrap(monkeypatch):
     assert nov.ci is not None and nov.ci.low is not None and nov.ci.low < nov.value < nov.ci.high
     assert nov.details["item_novelty"]
     assert not any(resample.GROUP in keys for keys in built)
+
+
+@pytest.mark.parametrize("engine", ["in-memory", "streaming"])
+def test_novelty_popularity_is_the_rounded_quotient_on_both_executors(engine):
+    """p(i) = n_i / users from the truth: a column divided by a value a cross join broadcast
+    (and count / total from a file) was computed by Polars' in-memory executor as a product
+    with the reciprocal (7 / 10 gave 0.7000000000000001), so novelty differed in its last bit
+    between executors; now both give Python's quotient."""
+    from evalcli.metrics.base import Context
+    from evalcli.metrics.ranking.beyond import _popularity
+    from evalcli.metrics.ranking.frame import JUDGED, REL
+
+    rng = np.random.default_rng(3)
+    users = 10
+    rows = [(q, f"i{j}") for q in range(users) for j in rng.choice(30, 6, replace=False)]
+    lf = pl.LazyFrame({"query": [q for q, _ in rows], "item": [i for _, i in rows],
+                       JUDGED: [True] * len(rows), REL: [1.0] * len(rows)})
+    got = _popularity(lf, Context("ranking", frozenset()), 1.0)[0].collect(engine=engine)
+    n = {}
+    for _, i in rows:
+        n[i] = n.get(i, 0) + 1
+    assert dict(got.select("item", "prob").iter_rows()) == {i: c / users for i, c in n.items()}
+    assert any(c / users != c * (1 / users) for c in n.values())  # the case that differed

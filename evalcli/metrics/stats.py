@@ -712,7 +712,22 @@ def as_column(value: float, like: pl.Expr) -> pl.Expr:
     ...     engine="in-memory")["hits"].to_list()
     [0.7, 0.3]
     """
-    return pl.lit(float(value), dtype=pl.Float64) + like.cast(pl.Float64) * 0.0
+    return as_full(pl.lit(float(value), dtype=pl.Float64), like)
+
+
+def as_full(x: pl.Expr, like: pl.Expr) -> pl.Expr:
+    """``x``, a scalar expression (an aggregate such as a column's sum, or a column a cross
+    join broadcast from one row), as a full column as long as ``like`` (finite, non-null):
+    divide by this, for the reason :func:`as_column` gives (both engines multiplied a column by
+    the reciprocal of a sum, so a popularity ``count / total`` was not the rounded quotient).
+
+    >>> df = pl.DataFrame({"n": [3.0, 7.0]}).join(pl.DataFrame({"users": [100000.0]}),
+    ...                                           how="cross")
+    >>> df.lazy().select(pl.col("n") / as_full(pl.col("users"), pl.col("n"))).collect(
+    ...     engine="in-memory")["n"].to_list() == [3 / 100000, 7 / 100000]
+    True
+    """
+    return x.cast(pl.Float64) + like.cast(pl.Float64) * 0.0
 
 
 def in_order_sum(x: pl.Expr, by: pl.Expr | str | Sequence[pl.Expr | str] | None = None

@@ -62,7 +62,7 @@ from evalcli.metrics.ranking.stats import (
     value_of,
 )
 from evalcli.metrics.ranking.task import FAMILY
-from evalcli.metrics.stats import in_order_sum, product01, sum_by
+from evalcli.metrics.stats import as_full, in_order_sum, product01, sum_by
 
 c = pl.col
 LOCAL = frozenset({"polars", "streaming"})
@@ -163,16 +163,17 @@ def _popularity(lf: pl.LazyFrame, ctx: Context, thr: float) -> tuple[pl.LazyFram
         if col == "probability":
             prob = c("probability").cast(F64)
         else:
-            prob = c("count").cast(F64) / c("count").cast(F64).sum()
+            prob = c("count").cast(F64) / as_full(c("count").cast(F64).sum(), c("count"))
         return pop.select(IT, prob.alias("prob")), str(ctx.options.get("popularity_file"))
     if _frames(ctx).get(TRAIN) is not None:  # recommenders' historical_item_novelty
         counts = item_counts(train_pairs(ctx, lf, "novelty"))
-        return (counts.select(IT, (c("count") / c("count").sum()).alias("prob")),
+        return (counts.select(IT, (c("count") / as_full(c("count").sum(), c("count")))
+                              .alias("prob")),
                 str(ctx.options.get(TRAIN)))
     relevant = lf.filter(c(JUDGED) & (c(REL) >= thr)).select(Q, IT)
     users = relevant.select(c(Q).n_unique().cast(F64).alias("users"))
     pop = relevant.group_by(IT).agg(c(Q).n_unique().cast(F64).alias("n")).join(
-        users, how="cross").select(IT, (c("n") / c("users")).alias("prob"))
+        users, how="cross").select(IT, (c("n") / as_full(c("users"), c("n"))).alias("prob"))
     return pop, "truth"
 
 
