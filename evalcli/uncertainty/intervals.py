@@ -17,7 +17,7 @@ import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -306,7 +306,7 @@ def _placements(x: FloatArray, y: FloatArray) -> tuple[FloatArray, FloatArray]:
     np.not_equal(ordered[1:], ordered[:-1], out=new_run[1:])
     del ordered
     # (counts in 32 bits where they fit: fewer fresh pages to fault in, 10^7 rows at a time)
-    count = np.int32 if z.size < 2**31 else np.int64
+    count: Any = np.int32 if z.size < 2**31 else np.int64
     pos_cum = np.cumsum(positive, dtype=count)  # positives at or before each place
     out = np.empty(z.size, dtype=np.float64)
     if new_run.all():  # no ties (continuous scores): each place is its own run
