@@ -429,8 +429,9 @@ metrics: [accuracy, recall, specificity, {{metric: accuracy, threshold: 0.6}}, a
 def test_systems_share_one_pass(binary: dict[str, Path], tmp_path: Path,
                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """On the in-memory engine every system is joined to the truth read once, and the
-    systems' statistics, their per-group statistics and the paired tests' rows come from one
-    collect_all; each system's values and intervals are those of its run alone."""
+    systems' statistics and their per-group statistics come from one collect_all (the paired
+    tests' rows are read just before it, so that DeLong's sorts run beside it); each system's
+    values and intervals are those of its run alone."""
     from evalcli.config import load_config
     from evalcli.engine import align, core
     from evalcli.runner import run_config
@@ -459,7 +460,7 @@ uncertainty: {{method: bootstrap, replicates: 200}}
 """)
     result = run_config(load_config(cfg))
     assert calls["systems"] == [[True, True]]
-    assert calls["together"] == [(2, 2, True)]  # two systems, the paired rows of each
+    assert calls["together"] == [(2, 0, True)]  # two systems (their paired rows: before)
     assert result.comparison is not None and result.systems is not None
     alone_cfg = write_config(tmp_path / "b.yaml", f"""
 task: binary

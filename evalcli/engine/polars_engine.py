@@ -67,23 +67,37 @@ def run_together(jobs: Sequence[tuple[Plan, Aligned, dict[str, Any] | None, Cont
     then every run's statistics, per group too, and the frames of ``more(aligned)`` from one
     ``collect_all`` (:func:`evalcli.engine.core.partials_together`). The checks stay each
     run's: when a query fails, each run is computed on its own and the first whose input is
-    bad says why, naming its file. ``early`` is handed the frames of ``more`` as soon as they
-    are collected, before the runs' intervals are computed (work that may start meanwhile)."""
+    bad says why, naming its file. ``early`` is handed the frames of ``more`` before the pass
+    (collected on their own first, when they can be), so that work on them (DeLong's sorts)
+    runs beside the pass and the intervals."""
     joined = materialize_systems([a for _, a, _, _ in jobs], jobs[0][0].task.join) \
         if jobs else []
     bound = [core.bound(plan, a, "polars", extra, ctx)
              for (plan, _, extra, ctx), a in zip(jobs, joined, strict=True)]
     extra_q = list(more(joined)) if more is not None else []
+    ahead: list[pl.DataFrame] | None = None
+    if early is not None and extra_q:
+        # the frames first (a select over the joined rows), so that ``early``'s work runs
+        # beside the pass; on bad input the pass below says what is wrong
+        try:
+            ahead = pl.collect_all(extra_q, engine="in-memory")
+        except pl.exceptions.PolarsError:
+            ahead = None
+        else:
+            early(ahead)
     together = core.partials_together(
         [(plan, a, stats) for (plan, _, _, _), a, (_, stats) in zip(jobs, joined, bound,
-                                                                    strict=True)], extra_q)
+                                                                    strict=True)],
+        [] if ahead is not None else extra_q)
     if together is None:
         parts = [core.partials(plan, a, stats, explain=_explainer(a))
                  for (plan, _, _, _), a, (_, stats) in zip(jobs, joined, bound, strict=True)]
-        frames: list[pl.DataFrame] = []
+        frames: list[pl.DataFrame] = ahead if ahead is not None else []
     else:
         parts, frames = together
-        if early is not None:
+        if ahead is not None:
+            frames = ahead
+        elif early is not None:
             early(frames)
     out = []
     for (plan, _, extra, _), a, (ctx, stats), part in zip(jobs, joined, bound, parts,
@@ -92,7 +106,7 @@ def run_together(jobs: Sequence[tuple[Plan, Aligned, dict[str, Any] | None, Cont
         overall, segments = core.combine(stats, a, [part])
         computed = Computed(overall, segments, alignment, "polars", [part])
         out.append(core.evaluated(plan, a, "polars", ctx, stats, computed, extra))
-    if together is None and extra_q:  # every run's input passed its checks on its own
+    if together is None and extra_q and ahead is None:  # each run's input passed its checks
         frames = pl.collect_all(extra_q, engine="in-memory")
         if early is not None:
             early(frames)
