@@ -196,7 +196,7 @@ def partials(plan: Plan, a: Aligned, stats: Mapping[str, Stat], *, streaming: bo
         results = pl.collect_all(pending.queries, engine=engine)
     except (pl.exceptions.ComputeError, pl.exceptions.InvalidOperationError,
             pl.exceptions.SchemaError) as exc:
-        _failed_on(engine, pending)
+        _failed_on(engine, pending, exc)
         return pending.failed(exc, explain)
     return pending.finish(results)
 
@@ -234,9 +234,9 @@ def pass_engine(pendings: Sequence[Pending]) -> Literal["streaming", "in-memory"
     return "in-memory"
 
 
-def _failed_on(engine: str, pending: Pending) -> None:
+def _failed_on(engine: str, pending: Pending, exc: Exception) -> None:
     if engine == "streaming" and pending.engine == "in-memory":
-        _STREAMING_FAILED.append("failed")
+        _STREAMING_FAILED.append(first_line(exc))
 
 
 def partials_together(jobs: Sequence[tuple[Plan, Aligned, Mapping[str, Stat]]],
@@ -252,8 +252,8 @@ def partials_together(jobs: Sequence[tuple[Plan, Aligned, Mapping[str, Stat]]],
     try:
         results = pl.collect_all([*queries, *more], engine=engine)
     except (pl.exceptions.ComputeError, pl.exceptions.InvalidOperationError,
-            pl.exceptions.SchemaError):
-        _failed_on(engine, pendings[0])
+            pl.exceptions.SchemaError) as exc:
+        _failed_on(engine, pendings[0], exc)
         return None
     parts, at = [], 0
     for p in pendings:
