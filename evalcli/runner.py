@@ -282,8 +282,8 @@ def run_systems(cfg: Config, *, gating: bool = True, curves: bool = False,
             return [_test_rows(task, first.options, a) for a in aligned]
 
         def early(frames: list[pl.DataFrame]) -> None:
-            # the systems' rows side by side as soon as they are read, and DeLong's sorts
-            # started in a thread while the intervals are computed
+            # the systems' rows side by side as soon as they are read (before the pass), and
+            # DeLong's sorts started in a thread while the pass and the intervals run
             nonlocal joint
             if not frames:  # (weighted rows: no closed-form paired tests)
                 return

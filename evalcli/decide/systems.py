@@ -86,9 +86,10 @@ def _delong_parts(df: pl.DataFrame) -> Any:
 
 def prefetch_delong(joint: Mapping[str, pl.DataFrame]) -> dict[str, Future[Any]]:
     """DeLong's components of every system against the baseline, started in a background
-    thread (NumPy's sorts let go of the GIL): the caller goes on with the intervals, and
-    :func:`closed_paired` takes the result when it is ready. 10^7 rows, two systems: the 2.3 s
-    of the sorts mostly overlap the 1.8 s of the intervals."""
+    thread (NumPy's sorts let go of the GIL): the caller goes on with the pass and the
+    intervals, and :func:`closed_paired` takes the result when it is ready. 10^7 rows, two
+    systems: the comparison no longer waits 4.4 s for DeLong after everything else (a
+    two-system run 2.3x one system's run with intervals, against 2.9x)."""
     from concurrent.futures import ThreadPoolExecutor
 
     frames = {name: df for name, df in joint.items()
