@@ -258,3 +258,16 @@ def test_missing_prediction_column_names_the_role() -> None:
     df = pl.DataFrame({"label": [1.0, 2.0], "predicted": [1.0, 2.0]})
     with pytest.raises(InputDataError, match=r"no column 'prediction'.*Did you mean 'predicted'"):
         run(df, "regression", ["mse"])
+
+
+def test_constant_target_with_errors_too_small_to_square() -> None:
+    """A constant target and a prediction 1.5e-213 off: its squared error underflows to 0 in
+    floats, but the predictions are not exact, so R² and explained variance are 0 (scikit-
+    learn's force_finite convention in exact arithmetic, as the property test above); exact
+    predictions, or errors all equal, still give 1."""
+    got = ours([0.0, 0.0], [0.0, 1.4947385e-213])
+    assert (got["r2"], got["explained_variance"]) == (0.0, 0.0)
+    got = ours([0.0, 0.0], [0.0, 0.0])
+    assert (got["r2"], got["explained_variance"]) == (1.0, 1.0)
+    got = ours([2.0, 2.0], [1.0, 1.0])  # errors all 1: no spread, but not exact
+    assert (got["r2"], got["explained_variance"]) == (0.0, 1.0)

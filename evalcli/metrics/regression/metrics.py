@@ -43,7 +43,9 @@ def _r2(m: dict[str, float]) -> MetricValue:
         return MetricValue(None, notes=["undefined with fewer than two rows, as scikit-learn's "
                                         "r2_score"])
     if m["m2_y"] == 0:
-        v = 1.0 if m["sse"] == 0 else 0.0
+        # exact predictions: every error 0 (the largest |error| is; Σ w·e² may underflow to 0
+        # with errors of 1e-200 that are not)
+        v = 1.0 if m["max_e"] == 0 else 0.0
         return MetricValue(v, notes=[f"the target is constant: reported as {v:g}, as "
                                      "scikit-learn's force_finite"])
     return MetricValue(1 - m["sse"] / m["m2_y"])
@@ -70,7 +72,9 @@ def _r2_value(stats: StatValues, params: Params) -> MetricValue:
 
 def _explained_variance(m: dict[str, float]) -> MetricValue:
     if m["m2_y"] == 0:
-        v = 1.0 if m["m2_e"] == 0 else 0.0
+        # errors without spread: all equal (their smallest and largest; Σ w·(e − ē)² may
+        # underflow to 0 where they differ by 1e-200)
+        v = 1.0 if m["lo_e"] == m["hi_e"] else 0.0
         return MetricValue(v, notes=[f"the target is constant: reported as {v:g}, as "
                                      "scikit-learn's force_finite"])
     return MetricValue(1 - m["m2_e"] / m["m2_y"])
