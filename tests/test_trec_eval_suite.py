@@ -71,7 +71,8 @@ def evalcli_values(qrels: str, run: str, options: dict[str, Any] | None = None,
                    **params: Any) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
     """The mean and per-query values of every metric of ``measures`` (``params``: each
     metric's; ``options``: the task's; ``truth_format``: how the qrels file reads; a query left
-    out by a policy has no values)."""
+    out by a policy has no values). ``qrels`` and ``run`` name files in the fixtures folder,
+    or are absolute paths."""
     cfg = parse_config({
         "task": "ranking", "predictions": {"path": str(DATA / run), "format": "trec"},
         "truth": {"path": str(DATA / qrels), "format": truth_format},
@@ -994,19 +995,13 @@ def test_judgment_groups_on_random_runs_equal_a_reference(tmp_path, seed):
     (tmp_path / "qrels").write_text("\n".join(qrels_lines) + "\n")
     ids = {"map": "map_avgjg", "P_3": "precision_avgjg@3", "P_10": "precision_avgjg@10",
            "R_0.5": "rprec_mult_avgjg[mult=0.5]", "R_1.4": "rprec_mult_avgjg[mult=1.4]"}
-    cfg = parse_config({
-        "task": "ranking", "predictions": {"path": str(tmp_path / "run"), "format": "trec"},
-        "truth": {"path": str(tmp_path / "qrels"), "format": "trec_qrels_jg"},
-        "options": {"compat": "trec_eval", "qrels_jg_file": str(tmp_path / "qrels")},
-        "metrics": list(ids.values())}, "test", tmp_path)
-    result = run_config(cfg, per_query_values=True)
-    assert result.per_query is not None
-    col = dict(zip(ids.values(), (m.id for m in result.metrics), strict=True))
-    ours = {str(row["query"]): row for row in result.per_query.iter_rows(named=True)}
+    _, ours = evalcli_values(str(tmp_path / "qrels"), str(tmp_path / "run"),
+                             {"qrels_jg_file": str(tmp_path / "qrels")}, ids,
+                             truth_format="trec_qrels_jg")
     for q in run:
         want = _avgjg_reference(groups[q], run[q], (3, 10), (0.5, 1.4))
         for name, mid in ids.items():
-            assert ours[q][col[mid]] == pytest.approx(want[name], abs=1e-12), (q, name)
+            assert ours[q][mid] == pytest.approx(want[name], abs=1e-12), (q, name)
 
 
 def _prefs_reference(lines: list[tuple[str, str, str, float]], scores: dict[str, float]
@@ -1187,21 +1182,15 @@ def test_prefs_on_random_judgments_equal_a_port_of_trec_evals_code(tmp_path, see
     (tmp_path / "run").write_text("".join(f"{q} Q0 {d} 0 {s} r\n" for q, docs in run.items()
                                           for d, s in docs.items()))
     measures = {k: v for k, v in PREFS.items() if k != "num_q"}
-    cfg = parse_config({
-        "task": "ranking", "predictions": {"path": str(tmp_path / "run"), "format": "trec"},
-        "truth": {"path": str(tmp_path / "prefs"), "format": "trec_prefs"},
-        "options": {"compat": "trec_eval", "prefs_file": str(tmp_path / "prefs")},
-        "metrics": list(measures.values())}, "test", tmp_path)
-    result = run_config(cfg, per_query_values=True)
-    assert result.per_query is not None
-    col = dict(zip(measures.values(), (m.id for m in result.metrics), strict=True))
-    ours = {str(row["query"]): row for row in result.per_query.iter_rows(named=True)}
+    _, ours = evalcli_values(str(tmp_path / "prefs"), str(tmp_path / "run"),
+                             {"prefs_file": str(tmp_path / "prefs")}, measures,
+                             truth_format="trec_prefs")
     wrong = []
     for q in run.keys() & lines.keys():
         want = _prefs_reference(lines[q], run[q])
         for name, mid in measures.items():
-            if abs(ours[q][col[mid]] - want[name]) > 1e-12:
-                wrong.append(f"{name} {q}: reference {want[name]}, evalcli {ours[q][col[mid]]}")
+            if abs(ours[q][mid] - want[name]) > 1e-12:
+                wrong.append(f"{name} {q}: reference {want[name]}, evalcli {ours[q][mid]}")
     assert not wrong, "\n".join(wrong[:30])
 
 
