@@ -350,7 +350,8 @@ def auroc_delong(positive_scores: npt.ArrayLike, negative_scores: npt.ArrayLike
     ([0.75], [[0.125]])
     """
     xs, ys = _systems(positive_scores), _systems(negative_scores)
-    if len(xs) != len(ys) or len({v.size for v in xs}) > 1 or len({v.size for v in ys}) > 1:
+    if len(xs) != len(ys) or any(v.ndim != 1 for v in (*xs, *ys)) or \
+            len({v.size for v in xs}) > 1 or len({v.size for v in ys}) > 1:
         raise ValueError(f"scores must be (k, m) and (k, n) for the same k systems; got "
                          f"{[v.shape for v in xs]} and {[v.shape for v in ys]}")
     m, n = xs[0].size, ys[0].size
