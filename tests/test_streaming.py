@@ -368,6 +368,40 @@ def test_materialize_full_join_flags_rows_as_the_lazy_join(nulls):
     assert m.lf.collect().sort(order).equals(lazy.collect().sort(order))
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_full_join_in_place_equals_the_lazy_full_join(data):
+    """Ranking's full join by looking keys up (no sort) gives the lazy full join's rows, with
+    the predictions in their order; a repeated prediction key takes the sorted path (which
+    leaves the join unchanged when no policy keeps one row)."""
+    n = data.draw(st.integers(1, 30))
+    pairs = st.tuples(st.integers(-3, 3), st.integers(-(2**20), 2**20))
+    pk = data.draw(st.lists(pairs, min_size=n, max_size=n))
+    tk = data.draw(st.lists(st.one_of(st.sampled_from(pk), pairs), min_size=1, max_size=30,
+                            unique=True))
+    pred = pl.LazyFrame({"q": [q for q, _ in pk], "i": [i for _, i in pk],
+                         "score": [float(x) for x in range(n)]})
+    truth = pl.LazyFrame({"q": [q for q, _ in tk], "i": [i for _, i in tk],
+                          "rel": [len(tk) - x for x in range(len(tk))],
+                          "tags": [[x] * (x % 3) for x in range(len(tk))],
+                          "note": [None if x % 2 else str(x) for x in range(len(tk))]})
+    keys = ["q", "i"]
+    lazy = pred.with_columns(pl.lit(True).alias("__in_predictions")).join(
+        truth.with_columns(pl.lit(True).alias("__in_truth")), on=keys, how="full",
+        coalesce=True, validate="1:1")
+    a = Aligned(lazy, frozenset({"score"}), dict(lazy.collect_schema()), {}, keys, [], pred,
+                truth, pred, truth, Inputs(Source("p.csv"), Source("t.csv"), {}, keys))
+    m = materialize(a, "full")
+    if len(set(pk)) < n:
+        assert m is a
+        return
+    got = m.lf.collect()
+    assert got.schema == lazy.collect_schema()
+    assert got.head(n)["score"].to_list() == [float(x) for x in range(n)]  # in file order
+    order = [*keys, "score", "rel"]
+    assert got.sort(order).equals(lazy.collect().sort(order))
+
+
 def test_sorted_merge_only_for_strictly_increasing_keys():
     from evalcli.engine.align import sorted_merge
 
