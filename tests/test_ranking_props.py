@@ -126,3 +126,33 @@ def test_values_stay_in_their_range(tmp_path, case):
     for mid, v in got.items():
         if v is not None and not mid.startswith("dcg"):
             assert -1e-12 <= v <= 1 + 1e-12, mid
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_strict_positions_equal_a_rank_of_score_and_tie_break(data):
+    """The positions of the strict policies (one Int128 key of the score's bits and the
+    tie-break) are the ordinal rank of (score, tie-break) per query: negative scores, both
+    zeros (equal), infinities, ties; item ids of any sign, or text (the struct's rank)."""
+    import polars as pl
+
+    from evalcli.metrics.base import Memo
+    from evalcli.metrics.ranking.frame import IT, ORDER, POS, REC, REL, Q, positions
+
+    n = data.draw(st.integers(1, 40))
+    scores = st.sampled_from([-0.0, 0.0, 1.5, -1.5, 2.0, -3.25, float("inf"), float("-inf"),
+                              1e-300, -1e-300])
+    order = data.draw(st.lists(scores, min_size=n, max_size=n))
+    queries = data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+    items = data.draw(st.lists(st.integers(-(2**62), 2**62), min_size=n, max_size=n,
+                               unique=True))
+    text = data.draw(st.booleans())
+    lf = pl.LazyFrame({Q: queries, IT: [str(i) for i in items] if text else items,
+                       ORDER: order, REL: [None] * n, POS: list(range(n)),
+                       "weight": [1.0] * n, REC: [True] * n},
+                      schema_overrides={REL: pl.Float64})
+    for ties, tie in (("input", -pl.col(POS)), ("id", pl.col(IT))):
+        got = positions(Memo(), lf, ties).collect()["pos"].to_list()
+        want = lf.select(pl.struct(pl.col(ORDER), tie.alias("t")).rank(
+            "ordinal", descending=True).over(Q)).collect().to_series().to_list()
+        assert got == want, ties

@@ -647,6 +647,20 @@ def coarse_bits(x: pl.Expr, bits: int = COARSE_BITS) -> pl.Expr:
             .otherwise(rounded | sign))
 
 
+def ordered_bits(x: pl.Expr) -> pl.Expr:
+    """An Int64 that orders as the float ``x`` does: its bits (zeros made one, NaN one NaN,
+    above +inf, as Polars sorts it), the magnitude's bits flipped for negatives. Nulls stay
+    null. A key to pack with another integer into one Int128 (see :func:`evalcli.metrics.
+    ranking.frame.positions`): ranking that costs what ranking one column does.
+
+    >>> x = pl.DataFrame({"x": [1.5, -0.0, 0.0, -2.0, float("-inf"), float("nan"), -1.0]})
+    >>> x.select(ordered_bits(pl.col("x")).rank("dense")).to_series().to_list()
+    [5, 4, 4, 2, 1, 6, 3]
+    """
+    b = coarse_bits(x, 52)
+    return pl.when(b < 0).then(b ^ ((1 << 63) - 1)).otherwise(b)
+
+
 def coarse(x: pl.Expr, bits: int = COARSE_BITS) -> pl.Expr:
     """``x`` rounded to ``bits`` significant bits after the leading one (see
     :func:`coarse_bits`). The bootstrap's per-group tables of scores or errors use it: 10^7

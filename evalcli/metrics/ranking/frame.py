@@ -46,7 +46,7 @@ from typing import Any
 import polars as pl
 
 from evalcli.metrics.base import Memo, NumberMap
-from evalcli.metrics.stats import in_order_sum, product01
+from evalcli.metrics.stats import in_order_sum, ordered_bits, product01
 
 Q, IT = "query", "item"  # role columns: the query and the item
 ORDER = "__s"
@@ -227,7 +227,16 @@ def _positions(lf: pl.LazyFrame, ties: str) -> pl.LazyFrame:
     # the order of ranked(): score descending, then item id descending (id) or the place in
     # the predictions file ascending (input)
     tie = c(IT) if ties == "id" else -c(POS).cast(pl.Int64)
-    pos = pl.struct(c(ORDER), tie.alias("_tie")).rank("ordinal", descending=True).over(Q)
+    item = lf.collect_schema()[IT]
+    if ties == "input" or (item.is_integer() and item != pl.UInt64):
+        # one Int128 ordering as (score, tie-break) do: a rank of one integer column, not of a
+        # struct (10^7 rows: 0.26 s instead of 0.41 s); the tie-break offset to be >= 0
+        i128 = pl.Int128
+        order = ordered_bits(c(ORDER)).cast(i128) * pl.lit(1 << 64, dtype=i128) \
+            + (tie.cast(i128) + pl.lit(1 << 63, dtype=i128))
+    else:
+        order = pl.struct(c(ORDER), tie.alias("_tie"))
+    pos = order.rank("ordinal", descending=True).over(Q)
     return rec.with_columns(pos.cast(pl.Int64).alias("pos"))
 
 
@@ -284,25 +293,28 @@ def _top(memo: Memo, lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None) -
     strict = ties != "average"
     segs = seg_cols(lf)
     at = positions(memo, lf, ties)
-    # per query, over every recommended row: the rows ranked within k (s < k) give the
-    # weight and the segments, as the full frame's did
+    # per query, over every recommended row: the count of items; the rows ranked within k
+    # (s < k) give the weight and the segments, as the full frame's did
+    lengths = memo.get(lf, ("lengths", ties), lambda: at.group_by(Q).agg(
+        pl.len().cast(pl.Int64).alias("qlen"), c("weight").max().alias("w"),
+        *(c(sg).max() for sg in segs)).cache())
     if k is None:
-        src_all = pl.lit(True)
-        straddle = pl.lit(False)
-    elif strict:
-        src_all = c("pos") <= k
-        # a group of tied scores spans the cut-off: the k-th and (k+1)-th items tie
-        straddle = (c(ORDER).filter(c("pos") == k).first()
-                    == c(ORDER).filter(c("pos") == k + 1).first()).fill_null(False)
+        base = lengths.with_columns(pl.lit(False).alias("straddle"))
     else:
-        src_all = c("s_tie") < k
-        straddle = ((c("s_tie") < k) & (c("s_tie") + c("n_tie") > k)).any()
-    base = at.group_by(Q).agg(
-        pl.len().cast(pl.Int64).alias("qlen"),
-        straddle.alias("straddle"),
-        c("weight").filter(src_all).max().alias("w"),
-        *(c(sg).filter(src_all).max().alias(sg) for sg in segs),
-    )
+        if strict:
+            near, src_all = at.filter(c("pos") <= k + 1), c("pos") <= k
+            # a group of tied scores spans the cut-off: the k-th and (k+1)-th items tie
+            straddle = (c(ORDER).filter(c("pos") == k).first()
+                        == c(ORDER).filter(c("pos") == k + 1).first()).fill_null(False)
+        else:
+            near, src_all = at.filter(c("s_tie") < k), pl.lit(True)
+            straddle = (c("s_tie") + c("n_tie") > k).any()
+        # (only the rows near the top: every query has its first item there)
+        base = lengths.select(Q, "qlen").join(near.group_by(Q).agg(
+            straddle.alias("straddle"),
+            c("weight").filter(src_all).max().alias("w"),
+            *(c(sg).filter(src_all).max().alias(sg) for sg in segs),
+        ), on=Q, how="left")
     pooled = pooled_rows(memo, lf, conv)
     if strict:
         rows = pooled if k is None else pooled.filter(c("s") < k)
