@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from evalcli import _startup
 from evalcli.config import (
     Baseline,
     ComparisonSettings,
@@ -150,6 +151,7 @@ def run_config(cfg: Config, *, gating: bool = True, curves: bool = False,
     rs = run.prep.plan.resampling
     say(f"computing {len(run.prep.plan.metrics)} metric(s) in one pass"
         + (f", with {rs.level:.0%} intervals" if rs is not None else ""))
+    _startup.resume()
     ev = run.prep.engine.run(run.prep.plan, run.prep.aligned, run.extra, run.ctx)
     return _finish(run, ev, gating, say)
 
@@ -266,6 +268,7 @@ def run_systems(cfg: Config, *, gating: bool = True, curves: bool = False,
     # the paired closed-form tests (McNemar, DeLong) read the rows of both systems
     by_row = cfg.task == "binary" and comp.test == "auto" and u.unit in ("auto", "rows")
     joint = None
+    _startup.resume()
     if all(r.prep.engine.name == "polars" for r in runs.values()):
         from evalcli.engine.polars_engine import run_together
 

@@ -86,3 +86,40 @@ def test_a_run_without_intervals_loads_no_numpy(config):
     names = imported(cli("run", str(CONFIGS / config), "--format", "json"))
     assert "polars" in names  # it did run
     assert not names & {"numpy", "pandas", "scipy", "sklearn"}
+
+
+def test_the_collector_is_paused_while_loading_and_back_on_for_the_pass(tmp_path):
+    """The console script pauses Python's cycle collector while modules load; a run turns it
+    back on before its pass (and main() leaves it on); the Python API never touches it."""
+    pred = tmp_path / "p.csv"
+    pred.write_text("id,score,label\n1,0.9,1\n2,0.2,0\n3,0.6,1\n")
+    code = (
+        "import gc, sys\n"
+        "import evalcli.runner as r\n"
+        "seen = []\n"
+        "pass_ = r.run_config\n"
+        "def spy(*a, **k):\n"
+        "    seen.append(gc.isenabled())\n"
+        "    return pass_(*a, **k)\n"
+        "r.run_config = spy\n"
+        "import evalcli.engine.polars_engine as pe\n"
+        "run_ = pe.PolarsEngine.run\n"
+        "def at_pass(self, *a, **k):\n"
+        "    seen.append(gc.isenabled())\n"
+        "    return run_(self, *a, **k)\n"
+        "pe.PolarsEngine.run = at_pass\n"
+        f"sys.argv = ['evalcli', 'compare', {str(pred)!r}, '--task', 'binary', '-q']\n"
+        "from evalcli.cli import main\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    assert e.code == 0, e.code\n"
+        "print(seen, gc.isenabled())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split("\n")[-2] == "[False, True] True"
+    api = subprocess.run([sys.executable, "-c", (
+        "import gc, polars as pl, evalcli\n"
+        "df = pl.DataFrame({'id': [1, 2], 'score': [0.9, 0.1], 'label': [1, 0]})\n"
+        "evalcli.evaluate({'task': 'binary', 'metrics': ['auroc']}, predictions=df)\n"
+        "print(gc.isenabled())\n")], capture_output=True, text=True)
+    assert api.returncode == 0, api.stderr[-2000:]
+    assert api.stdout.strip() == "True"

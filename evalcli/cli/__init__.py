@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
+from evalcli import _startup
 from evalcli._version import __version__
 from evalcli.cli import compare, diff, metrics, run, schema, validate
 from evalcli.cli.common import HelpCommand, HelpGroup, _click_exception, examples
@@ -98,6 +99,7 @@ app.command("schema", epilog=schema.EPILOG, cls=HelpCommand)(schema.schema)
 def main() -> None:
     """Console-script entry point. Commands turn their own errors into exit codes; this is
     the net for anything that escapes them (exit 3, never 1: 1 means a gate failed)."""
+    _startup.pause()
     try:
         app()
     except (SystemExit, KeyboardInterrupt) as exc:
@@ -109,3 +111,5 @@ def main() -> None:
         from evalcli.cli.common import internal_error
 
         sys.exit(internal_error(exc).exit_code)
+    finally:
+        _startup.resume()  # (main() called in a process that goes on)
