@@ -123,6 +123,19 @@ def test_ties_straddling_k_are_counted(tmp_path):
     assert got["precision@3"].details["ties_straddling_k"] == 0
 
 
+def test_ties_straddling_r_are_counted(tmp_path):
+    """R-precision's cut-off is each query's R: q1 (R = 2) has b and c tied across it, q2
+    (R = 1) a tie below it, q3 (R = 3) more relevant items than it has predictions."""
+    case = {"q1": ([("a", 1.0), ("b", 0.5), ("c", 0.5), ("d", 0.1)], {"c": 1.0, "a": 1.0}),
+            "q2": ([("x", 0.9), ("y", 0.2), ("z", 0.2)], {"x": 1.0}),
+            "q3": ([("m", 0.3), ("n", 0.3)], {"m": 1.0, "n": 1.0, "o": 1.0})}
+    for ties, q1, straddles in (("average", 1.5 / 2, 1), ("id", 2 / 2, 1), ("input", 1 / 2, 1)):
+        got = run_case(tmp_path, case, [{"metric": "r_precision", "ties": ties}])
+        res = next(iter(got.values()))
+        assert res.value == pytest.approx((q1 + 1.0 + 2 / 3) / 3), ties
+        assert res.details["ties_straddling_r"] == straddles, ties
+
+
 # --------------------------------------------------------------------------- policies
 
 @pytest.mark.parametrize("missing", ["zero", "drop"])

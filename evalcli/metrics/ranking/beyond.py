@@ -41,7 +41,7 @@ from evalcli.metrics.ranking.conventions import (
     conventions_text,
     effective,
 )
-from evalcli.metrics.ranking.frame import F64, IT, JUDGED, REL, Q, ranked, seg_cols
+from evalcli.metrics.ranking.frame import F64, IT, JUDGED, REL, Q, near_top, seg_cols
 from evalcli.metrics.ranking.side import (
     SIMILARITY,
     TRAIN,
@@ -79,10 +79,11 @@ def _share(k: int) -> pl.Expr:
 
 
 def top_rows(ctx: Context, lf: pl.LazyFrame, conv: Mapping[str, Any], k: int) -> pl.LazyFrame:
-    """The rows that may be in a query's top k, with ``p`` their probability of being there
-    and ``g`` their relevance (0 when unjudged)."""
-    rk = ranked(ctx.memo, lf, conv["ties"], conv.get("relevance_threshold", 1.0), "linear")
-    return rk.filter(c("s") < k).with_columns(_share(k).alias("p"))
+    """The rows that may be in a query's top k, with ``p`` their probability of being there,
+    ``g`` their relevance (0 when unjudged) and ``pos`` their order (see
+    :func:`~evalcli.metrics.ranking.frame.near_top`)."""
+    rows = near_top(ctx.memo, lf, conv["ties"], conv.get("relevance_threshold", 1.0), k)
+    return rows.with_columns(_share(k).alias("p"))
 
 
 def catalog_items(ctx: Context, lf: pl.LazyFrame, metric: str) -> pl.LazyFrame:

@@ -226,6 +226,13 @@ def _positions(lf: pl.LazyFrame, ties: str) -> pl.LazyFrame:
         return rec.with_columns((lo - 1).alias("s_tie"), (hi - lo + 1).alias("n_tie"))
     # the order of ranked(): score descending, then item id descending (id) or the place in
     # the predictions file ascending (input)
+    return rec.with_columns(_strict_place(lf, ties).alias("pos"))
+
+
+def _strict_place(lf: pl.LazyFrame, ties: str) -> pl.Expr:
+    """Each row's place in its query by score descending, then item id descending (``id``)
+    or the place in the predictions file (``input``)."""
+    c = pl.col
     tie = c(IT) if ties == "id" else -c(POS).cast(pl.Int64)
     item = lf.collect_schema()[IT]
     if ties == "input" or (item.is_integer() and item != pl.UInt64):
@@ -236,8 +243,28 @@ def _positions(lf: pl.LazyFrame, ties: str) -> pl.LazyFrame:
             + (tie.cast(i128) + pl.lit(1 << 63, dtype=i128))
     else:
         order = pl.struct(c(ORDER), tie.alias("_tie"))
-    pos = order.rank("ordinal", descending=True).over(Q)
-    return rec.with_columns(pos.cast(pl.Int64).alias("pos"))
+    return order.rank("ordinal", descending=True).over(Q).cast(pl.Int64)
+
+
+def near_top(memo: Memo, lf: pl.LazyFrame, ties: str, thr: float, k: int) -> pl.LazyFrame:
+    """The recommended rows that may be in their query's top ``k``, from the ranks of
+    :func:`positions` (not the sorted :func:`ranked` frame): ``s`` and ``n`` (the items above
+    the row's group of tied scores and the group's size: ``pos − 1`` and 1 under a strict
+    policy), ``g`` (linear gain, 0 when unjudged) and ``pos``, a strict order of the rows of
+    a query (under ``average``, ties by item id descending: the order its sums add in)."""
+    def build() -> pl.LazyFrame:
+        c = pl.col
+        at = positions(memo, lf, ties)
+        g = gain_expr("linear", thr)
+        if ties != "average":
+            return at.filter(c("pos") <= k).with_columns(
+                (c("pos") - 1).alias("s"), pl.lit(1, dtype=pl.Int64).alias("n"), g)
+        # whole groups of ties (s < k): a row's place among them is its place in the query
+        return at.filter(c("s_tie") < k).with_columns(
+            c("s_tie").alias("s"), c("n_tie").alias("n"), g,
+            _strict_place(lf, "id").alias("pos"))
+
+    return memo.get(lf, ("near_top", ties, thr, k), lambda: build().cache())
 
 
 def pooled_rows(memo: Memo, lf: pl.LazyFrame, conv: Mapping[str, Any]) -> pl.LazyFrame:
@@ -319,14 +346,7 @@ def _top(memo: Memo, lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None) -
     if strict:
         rows = pooled if k is None else pooled.filter(c("s") < k)
     else:
-        groups = pooled if k is None else pooled.filter(c("s_tie") < k)
-        # each group's rows written out (t = 1..n): the relevant ones first (a group's terms
-        # depend on its relevant count, not on which of its rows hold them)
-        rows = groups.with_columns(pl.int_ranges(1, c("n") + 1, dtype=pl.Int64).alias("t")
-                                   ).explode("t").with_columns(
-            c(Q).set_sorted(), c("s_tie").alias("s"), (c("s_tie") + c("t")).alias("pos"),
-            (c("t") <= c("r")).cast(pl.Int64).alias("b"),
-        )
+        rows = _written_out(pooled if k is None else pooled.filter(c("s_tie") < k))
     n, r, t, s, pos = c("n").cast(F64), c("r").cast(F64), c("t").cast(F64), c("s"), c("pos")
     if k is None:
         m = n
@@ -386,6 +406,51 @@ def _top(memo: Memo, lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None) -
                  pos_n.alias("auc_pos"), (c("qlen") - pos_n).cast(F64).alias("auc_neg"),
                  c("_jn").fill_null(0).cast(pl.Int64).alias("nonrel_judged")]
     return out.select(Q, *cols, c("rr").fill_null(0.0))
+
+
+def _written_out(groups: pl.LazyFrame) -> pl.LazyFrame:
+    """Each group of tied scores of :func:`pooled_rows` (``average``) as its rows (t = 1..n),
+    the relevant ones first (a group's terms depend on its relevant count, not on which of its
+    rows hold them), in the groups' order."""
+    c = pl.col
+    return groups.with_columns(pl.int_ranges(1, c("n") + 1, dtype=pl.Int64).alias("t")
+                               ).explode("t").with_columns(
+        c(Q).set_sorted(), c("s_tie").alias("s"), (c("s_tie") + c("t")).alias("pos"),
+        (c("t") <= c("r")).cast(pl.Int64).alias("b"),
+    )
+
+
+def hits_within(memo: Memo, lf: pl.LazyFrame, conv: Mapping[str, Any], cut: pl.LazyFrame
+                ) -> pl.LazyFrame:
+    """Per query of ``cut`` (columns ``Q`` and ``cut``: a cut-off of each query's own, such as
+    its count of relevant items for R-precision), ``hits``, the expected relevant items in its
+    top ``cut`` (a sum with :func:`top_per_query`'s terms, in its order), and ``straddle``,
+    whether a group of tied scores spans the cut-off. From the judged rows
+    (:func:`pooled_rows`) and the ranks (:func:`positions`), not the sorted frame."""
+    c = pl.col
+    ties = conv["ties"]
+    pooled = pooled_rows(memo, lf, conv).join(cut, on=Q, how="inner", maintain_order="left")
+    at = positions(memo, lf, ties)
+    if ties != "average":
+        hits = pooled.filter(c("pos") <= c("cut")).group_by(Q).agg(
+            c("b").sum().cast(F64).alias("hits"))
+        # the items just above and below the cut-off tie
+        edge = at.select(Q, ORDER, "pos").join(cut, on=Q, how="inner").filter(
+            (c("pos") == c("cut")) | (c("pos") == c("cut") + 1))
+        straddle = edge.group_by(Q).agg(
+            (c(ORDER).filter(c("pos") == c("cut")).first()
+             == c(ORDER).filter(c("pos") == c("cut") + 1).first()).fill_null(False)
+            .alias("straddle"))
+    else:
+        rows = _written_out(pooled.filter(c("s_tie") < c("cut")))
+        m = (c("cut") - c("s")).clip(0, c("n")).cast(F64)
+        hits = rows.group_by(Q).agg(
+            in_order_sum(c("b").cast(F64) * m / c("n").cast(F64)).alias("hits"))
+        straddle = at.select(Q, "s_tie", "n_tie").join(cut, on=Q, how="inner").filter(
+            (c("s_tie") < c("cut")) & (c("s_tie") + c("n_tie") > c("cut"))
+        ).group_by(Q).agg(pl.lit(True).alias("straddle"))
+    return cut.select(Q).join(hits, on=Q, how="left").join(straddle, on=Q, how="left").select(
+        Q, c("hits").fill_null(0.0), c("straddle").fill_null(False))
 
 
 def truth_per_query(memo: Memo, lf: pl.LazyFrame, thr: float, gain: Gain, k: int | None,

@@ -43,7 +43,13 @@ from evalcli.metrics.ranking.conventions import (
     conventions_text,
     effective,
 )
-from evalcli.metrics.ranking.frame import F64, Q, joined_per_query, ranked, truth_per_query
+from evalcli.metrics.ranking.frame import (
+    F64,
+    Q,
+    hits_within,
+    joined_per_query,
+    truth_per_query,
+)
 from evalcli.metrics.ranking.stats import (
     T_INTERVAL_DOC,
     query_stat,
@@ -53,7 +59,7 @@ from evalcli.metrics.ranking.stats import (
     value_of,
 )
 from evalcli.metrics.ranking.task import FAMILY
-from evalcli.metrics.stats import as_column, in_order_sum
+from evalcli.metrics.stats import as_column
 
 c = pl.col
 
@@ -332,18 +338,12 @@ def _rprec_stats(params: Params, ctx: Context) -> Sequence[Stat]:
 
     def per_query(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
         thr = conv["relevance_threshold"]
-        rk = ranked(ctx.memo, lf, conv["ties"], thr, "linear")
         rel = truth_per_query(ctx.memo, lf, thr, "linear", None).select(Q, "R")
         # recommenders' r_precision_at_k: R capped by k
         r_eff = c("R") if k is None else pl.min_horizontal(c("R"), pl.lit(k))
         rel = rel.with_columns(r_eff.alias("R_eff"))
-        s, n = c("s"), c("n").cast(F64)
-        m = (c("R_eff") - s).clip(0, c("n")).cast(F64)
-        at_r = rk.join(rel, on=Q, how="inner").filter(s < c("R_eff")).group_by(Q).agg(
-            in_order_sum(c("b").cast(F64) * m / n, "pos").alias("hits_r"),
-            ((c("s_tie") < c("R_eff")) & (c("s_tie") + c("n_tie") > c("R_eff"))).any()
-            .alias("straddle_r"),
-        )
+        at_r = hits_within(ctx.memo, lf, conv, rel.select(Q, c("R_eff").alias("cut"))).select(
+            Q, c("hits").alias("hits_r"), c("straddle").alias("straddle_r"))
         pq = (joined_per_query(ctx.memo, lf, conv, None)
               .join(rel.select(Q, "R_eff"), on=Q, how="left")
               .join(at_r, on=Q, how="left"))
