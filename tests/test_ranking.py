@@ -248,6 +248,20 @@ def test_weights_are_per_query(tmp_path):
     assert got["precision@1"].value == pytest.approx(3 / 4)
 
 
+def test_a_query_weight_is_its_largest_on_any_row(tmp_path):
+    """As the weight role says: the largest value on the query's rows, wherever they rank,
+    the same at every cut-off (q1's largest weight is on its second item)."""
+    p = pl.DataFrame({"query": ["q1", "q1", "q2"], "item": ["a", "b", "c"],
+                      "score": [0.9, 0.1, 1.0], "w": [1.0, 3.0, 1.0]})
+    t = pl.DataFrame({"query": ["q1", "q2"], "item": ["a", "z"], "relevance": [1, 1]})
+    got = evaluate(tmp_path, p, t, ["precision@1", "precision@2", "precision", "mrr"],
+                   columns={"weight": "w"})
+    assert got["precision@1"].value == pytest.approx(3 / 4)
+    assert got["precision@2"].value == pytest.approx(3 * 0.5 / 4)
+    assert got["precision"].value == pytest.approx(3 * 0.5 / 4)
+    assert got["mrr"].value == pytest.approx(3 / 4)
+
+
 def test_segments(tmp_path):
     p = pl.DataFrame({"query": ["q1", "q1", "q2"], "item": ["a", "b", "c"],
                       "score": [2.0, 1.0, 1.0], "grp": ["x", "x", "y"]})

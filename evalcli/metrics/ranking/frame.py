@@ -320,28 +320,16 @@ def _top(memo: Memo, lf: pl.LazyFrame, conv: Mapping[str, Any], k: int | None) -
     strict = ties != "average"
     segs = seg_cols(lf)
     at = positions(memo, lf, ties)
-    # per query, over every recommended row: the count of items; the rows ranked within k
-    # (s < k) give the weight and the segments, as the full frame's did
+    # per query, over every recommended row: the count of items, and the weight and the
+    # segments (their largest values on the query's rows, as the weight role says)
     lengths = memo.get(lf, ("lengths", ties), lambda: at.group_by(Q).agg(
         pl.len().cast(pl.Int64).alias("qlen"), c("weight").max().alias("w"),
         *(c(sg).max() for sg in segs)).cache())
     if k is None:
         base = lengths.with_columns(pl.lit(False).alias("straddle"))
     else:
-        if strict:
-            near, src_all = at.filter(c("pos") <= k + 1), c("pos") <= k
-            # a group of tied scores spans the cut-off: the k-th and (k+1)-th items tie
-            straddle = (c(ORDER).filter(c("pos") == k).first()
-                        == c(ORDER).filter(c("pos") == k + 1).first()).fill_null(False)
-        else:
-            near, src_all = at.filter(c("s_tie") < k), pl.lit(True)
-            straddle = (c("s_tie") + c("n_tie") > k).any()
-        # (only the rows near the top: every query has its first item there)
-        base = lengths.select(Q, "qlen").join(near.group_by(Q).agg(
-            straddle.alias("straddle"),
-            c("weight").filter(src_all).max().alias("w"),
-            *(c(sg).filter(src_all).max().alias(sg) for sg in segs),
-        ), on=Q, how="left")
+        base = lengths.join(_straddling(at, strict, pl.lit(k, dtype=pl.Int64)), on=Q,
+                            how="left").with_columns(c("straddle").fill_null(False))
     pooled = pooled_rows(memo, lf, conv)
     if strict:
         rows = pooled if k is None else pooled.filter(c("s") < k)
@@ -431,26 +419,34 @@ def hits_within(memo: Memo, lf: pl.LazyFrame, conv: Mapping[str, Any], cut: pl.L
     ties = conv["ties"]
     pooled = pooled_rows(memo, lf, conv).join(cut, on=Q, how="inner", maintain_order="left")
     at = positions(memo, lf, ties)
-    if ties != "average":
+    strict = ties != "average"
+    if strict:
         hits = pooled.filter(c("pos") <= c("cut")).group_by(Q).agg(
             c("b").sum().cast(F64).alias("hits"))
-        # the items just above and below the cut-off tie
-        edge = at.select(Q, ORDER, "pos").join(cut, on=Q, how="inner").filter(
-            (c("pos") == c("cut")) | (c("pos") == c("cut") + 1))
-        straddle = edge.group_by(Q).agg(
-            (c(ORDER).filter(c("pos") == c("cut")).first()
-             == c(ORDER).filter(c("pos") == c("cut") + 1).first()).fill_null(False)
-            .alias("straddle"))
+        at = at.select(Q, ORDER, "pos")
     else:
         rows = _written_out(pooled.filter(c("s_tie") < c("cut")))
         m = (c("cut") - c("s")).clip(0, c("n")).cast(F64)
         hits = rows.group_by(Q).agg(
             in_order_sum(c("b").cast(F64) * m / c("n").cast(F64)).alias("hits"))
-        straddle = at.select(Q, "s_tie", "n_tie").join(cut, on=Q, how="inner").filter(
-            (c("s_tie") < c("cut")) & (c("s_tie") + c("n_tie") > c("cut"))
-        ).group_by(Q).agg(pl.lit(True).alias("straddle"))
+        at = at.select(Q, "s_tie", "n_tie")
+    straddle = _straddling(at.join(cut, on=Q, how="inner"), strict, c("cut"))
     return cut.select(Q).join(hits, on=Q, how="left").join(straddle, on=Q, how="left").select(
         Q, c("hits").fill_null(0.0), c("straddle").fill_null(False))
+
+
+def _straddling(at: pl.LazyFrame, strict: bool, cut: pl.Expr) -> pl.LazyFrame:
+    """The queries of :func:`positions`' rows ``at`` where a group of tied scores spans the
+    cut-off ``cut`` (column ``straddle``; a query without is absent or false), from the rows
+    at it: under a strict policy the items at ``cut`` and ``cut + 1`` tie."""
+    c = pl.col
+    if strict:
+        return at.filter((c("pos") == cut) | (c("pos") == cut + 1)).group_by(Q).agg(
+            (c(ORDER).filter(c("pos") == cut).first()
+             == c(ORDER).filter(c("pos") == cut + 1).first()).fill_null(False)
+            .alias("straddle"))
+    return at.filter((c("s_tie") < cut) & (c("s_tie") + c("n_tie") > cut)).group_by(Q).agg(
+        pl.lit(True).alias("straddle"))
 
 
 def truth_per_query(memo: Memo, lf: pl.LazyFrame, thr: float, gain: Gain, k: int | None,
