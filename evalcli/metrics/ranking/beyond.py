@@ -116,8 +116,16 @@ def _coverage_stats(params: Params, ctx: Context) -> Sequence[Stat]:
 
     def build(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
         top = top_rows(ctx, lf, conv, k)
-        # P(the item is in no query's top k) = Π (1 − p) over its rows
-        per_item = top.group_by([*keys, IT]).agg(product01(1.0 - c("p")).alias("miss"))
+        if conv["ties"] == "average":
+            # P(the item is in no query's top k) = Π (1 − p) over its rows
+            per_item = top.group_by([*keys, IT]).agg(product01(1.0 - c("p")).alias("miss"))
+        else:  # every p is 1: a recommended item is never missed
+            per_item = top.select(*keys, IT).unique().with_columns(
+                pl.lit(0.0, dtype=F64).alias("miss"))
+        if source == "data":  # the data's items: every recommended item is in the catalog
+            n_items = lf.select(c(IT).n_unique().cast(pl.Int64).alias("n_catalog"))
+            return per_item.with_columns(pl.lit(True).alias("in_catalog")).join(
+                n_items, how="cross")
         items = catalog_items(ctx, lf, "catalog_coverage")
         n_items = items.select(pl.len().cast(pl.Int64).alias("n_catalog"))
         return (per_item.join(items.with_columns(pl.lit(True).alias("in_catalog")), on=IT,
@@ -182,7 +190,10 @@ def _novelty_rows(ctx: Context, lf: pl.LazyFrame, conv: Mapping[str, Any], k: in
                   ) -> pl.LazyFrame:
     """The top-k rows with ``info`` = −log2 p(i) (null when p(i) is unknown or 0)."""
     pop, _ = _popularity(lf, ctx, conv["relevance_threshold"])
-    return top_rows(ctx, lf, conv, k).join(pop, on=IT, how="left").with_columns(
+    # sorted by query and position, an order the join keeps: each query's sums then add in
+    # the rows' order, without a sort per query
+    return top_rows(ctx, lf, conv, k).sort(Q, "pos").join(
+        pop, on=IT, how="left", maintain_order="left").with_columns(
         pl.when(c("prob") > 0).then(-c("prob").log(2)).alias("info"))
 
 
@@ -198,10 +209,9 @@ def _novelty_stats(params: Params, ctx: Context) -> Sequence[Stat]:
     def per_query(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
         known = c("info").is_not_null()
         pq = _novelty_rows(ctx, lf, conv, k).group_by(Q).agg(
-            in_order_sum((c("p") * c("info")).filter(known), c("pos").filter(known))
-            .alias("num"),
-            in_order_sum(c("p").filter(known), c("pos").filter(known)).alias("den"),
-            in_order_sum(c("p"), c("pos")).alias("den_all"),
+            in_order_sum((c("p") * c("info")).filter(known)).alias("num"),
+            in_order_sum(c("p").filter(known)).alias("den"),
+            in_order_sum(c("p")).alias("den_all"),
             (c("p") > 0).filter(~known).sum().alias("unknown"),
             c("weight").max().alias("w"),
             *(c(s).max().alias(s) for s in seg_cols(lf)),
@@ -210,6 +220,9 @@ def _novelty_stats(params: Params, ctx: Context) -> Sequence[Stat]:
 
     def items(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
         rows = _novelty_rows(ctx, lf, conv, k)
+        if conv["ties"] != "average":  # each p is 1: the sum is a count (exact as a float)
+            return rows.group_by([*keys, IT, "info"]).agg(
+                pl.len().cast(F64).alias("recommended"))
         return rows.group_by([*keys, IT, "info"]).agg(*query_sum(c("p"), "recommended"))
 
     source = str(ctx.options.get("popularity_file") or ctx.options.get(TRAIN) or "truth")
