@@ -10,6 +10,7 @@ merging sorted inputs what :func:`align` joins lazily.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 import polars as pl
@@ -479,9 +480,12 @@ def _full_in_place(a: Aligned, left: pl.DataFrame, right: pl.DataFrame, keys: li
     [(1, 7, 0.1, None), (1, 5, 0.9, 0), (2, 5, 0.5, 2), (3, 1, None, 1)]
     """
     pred_keys = left.select(packed).to_series()
-    if pred_keys.n_unique() != left.height:
-        return None
-    hit = pred_keys.is_in(truth_keys.implode())
+    # the count of distinct keys (parallel in Polars) beside the look-up (one thread)
+    with ThreadPoolExecutor(1) as pool:
+        distinct = pool.submit(pred_keys.n_unique)
+        hit = pred_keys.is_in(truth_keys.implode())
+        if distinct.result() != left.height:
+            return None
     payload = right.drop(keys).with_columns(truth_keys, pl.lit(True).alias("__in_truth"))
     found = pred_keys.filter(hit)
     gathered = found.to_frame().join(payload, on=_KEY, how="left", maintain_order="left")

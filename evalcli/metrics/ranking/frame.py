@@ -14,6 +14,9 @@ only the recommended rows the truth holds (and, under ``average``, their groups 
 scores) add anything to their sums, so they take each row's place from a rank per query
 (:func:`positions`) and sum over those rows alone, in the same order and with the same
 terms (10^7 recommended rows, 10^6 judged: about half the time of the sorted frame).
+R-precision's hits at each query's own cut-off (:func:`hits_within`) and the top-k lists of
+the beyond-accuracy metrics (:func:`near_top`: coverage, novelty, diversity, exposure) come
+from the same ranks; the sorted frame is left to trec_eval's measures that walk whole lists.
 
 Ties. With ``ties: average`` (the default) a metric is its expected value when the items of each
 group of tied scores are put in a uniformly random order: for the measures linear in the
