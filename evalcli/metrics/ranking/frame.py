@@ -232,13 +232,17 @@ def _positions(lf: pl.LazyFrame, ties: str) -> pl.LazyFrame:
     return rec.with_columns(_strict_place(lf, ties).alias("pos"))
 
 
+_FITS_64 = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32)
+"""Item id types whose values, offset by 2^63, fit the low 64 bits of the Int128 order key."""
+
+
 def _strict_place(lf: pl.LazyFrame, ties: str) -> pl.Expr:
     """Each row's place in its query by score descending, then item id descending (``id``)
     or the place in the predictions file (``input``)."""
     c = pl.col
     tie = c(IT) if ties == "id" else -c(POS).cast(pl.Int64)
     item = lf.collect_schema()[IT]
-    if ties == "input" or (item.is_integer() and item != pl.UInt64):
+    if ties == "input" or item in _FITS_64:
         # one Int128 ordering as (score, tie-break) do: a rank of one integer column, not of a
         # struct (10^7 rows: 0.26 s instead of 0.41 s); the tie-break offset to be >= 0
         i128 = pl.Int128
