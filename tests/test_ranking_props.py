@@ -133,7 +133,8 @@ def test_values_stay_in_their_range(tmp_path, case):
 def test_strict_positions_equal_a_rank_of_score_and_tie_break(data):
     """The positions of the strict policies (one Int128 key of the score's bits and the
     tie-break) are the ordinal rank of (score, tie-break) per query: negative scores, both
-    zeros (equal), infinities, ties; item ids of any sign, or text (the struct's rank)."""
+    zeros (equal), infinities, ties; integer item ids of any sign and width (those beyond 64
+    bits rank the struct), or text."""
     import polars as pl
 
     from evalcli.metrics.base import Memo
@@ -144,10 +145,13 @@ def test_strict_positions_equal_a_rank_of_score_and_tie_break(data):
                               1e-300, -1e-300])
     order = data.draw(st.lists(scores, min_size=n, max_size=n))
     queries = data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
-    items = data.draw(st.lists(st.integers(-(2**62), 2**62), min_size=n, max_size=n,
-                               unique=True))
-    text = data.draw(st.booleans())
-    lf = pl.LazyFrame({Q: queries, IT: [str(i) for i in items] if text else items,
+    dtype = data.draw(st.sampled_from([pl.String, pl.Int64, pl.Int32, pl.UInt64, pl.Int128]))
+    lo, hi = {pl.Int32: (-(2**31), 2**31 - 1), pl.UInt64: (0, 2**64 - 1),
+              pl.Int128: (-(2**100), 2**100)}.get(dtype, (-(2**63), 2**63 - 1))
+    items = data.draw(st.lists(st.integers(lo, hi), min_size=n, max_size=n, unique=True))
+    text = dtype == pl.String
+    lf = pl.LazyFrame({Q: queries, IT: pl.Series([str(i) for i in items] if text else items,
+                                                 dtype=dtype),
                        ORDER: order, REL: [None] * n, POS: list(range(n)),
                        "weight": [1.0] * n, REC: [True] * n},
                       schema_overrides={REL: pl.Float64})
