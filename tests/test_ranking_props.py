@@ -142,7 +142,7 @@ def test_strict_positions_equal_a_rank_of_score_and_tie_break(data):
 
     n = data.draw(st.integers(1, 40))
     scores = st.sampled_from([-0.0, 0.0, 1.5, -1.5, 2.0, -3.25, float("inf"), float("-inf"),
-                              1e-300, -1e-300])
+                              1e-300, -1e-300, 1.0, 1.0000000000000002, 0.9999999999999999])
     order = data.draw(st.lists(scores, min_size=n, max_size=n))
     queries = data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
     dtype = data.draw(st.sampled_from([pl.String, pl.Int64, pl.Int32, pl.UInt64, pl.Int128]))
@@ -160,3 +160,22 @@ def test_strict_positions_equal_a_rank_of_score_and_tie_break(data):
         want = lf.select(pl.struct(pl.col(ORDER), tie.alias("t")).rank(
             "ordinal", descending=True).over(Q)).collect().to_series().to_list()
         assert got == want, ties
+
+
+@pytest.mark.parametrize("dtype, items", [("Int128", [2**100, 0, -(2**100)]),
+                                          ("UInt64", [2**64 - 1, 0, 2**63])])
+def test_wide_item_ids_do_not_spill_into_the_score(dtype, items):
+    """ties: id with ids beyond 64 bits (or unsigned 64): the scores still decide first, even
+    adjacent ones (1.0 and the next float up)."""
+    import polars as pl
+
+    from evalcli.metrics.base import Memo
+    from evalcli.metrics.ranking.frame import IT, ORDER, POS, REC, REL, Q, positions
+
+    lf = pl.LazyFrame({Q: [1, 1, 1], IT: pl.Series(items, dtype=getattr(pl, dtype)),
+                       ORDER: [1.0, 1.0000000000000002, 1.0], REL: [None] * 3, POS: [0, 1, 2],
+                       "weight": [1.0] * 3, REC: [True] * 3},
+                      schema_overrides={REL: pl.Float64})
+    want = lf.select(pl.struct(pl.col(ORDER), pl.col(IT)).rank(
+        "ordinal", descending=True)).collect().to_series().to_list()
+    assert positions(Memo(), lf, "id").collect()["pos"].to_list() == want == [2, 1, 3]
