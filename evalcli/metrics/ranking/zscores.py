@@ -15,7 +15,7 @@ whose per-query value in trec_eval is ``log(max(v, 0.00001))``, ``exp`` of the m
 ...                       "mean": [0.25, 10.0, 0.25], "stddev": [0.125, 0.0, 0.0]})
 >>> names = {"map": ("map", "mean"), "num_ret": ("num_ret", "sum")}
 >>> z = zscored(pq, names, table).collect()
->>> z.rows()
+>>> z.sort("query").rows()
 [('1', 2.0, 0.0), ('2', 0.0, -1000000.0)]
 >>> over_queries(z, names)
 {'map': 1.0, 'num_ret': -1000000.0}
@@ -70,7 +70,7 @@ def zscored(per_query: pl.LazyFrame, names: Mapping[str, tuple[str, str]],
         side.append(one.rename({c: f"__{what}:{c}" for c in one.columns if c != "__q"}))
     wide = side[0].join(side[1], on="__q", how="full", coalesce=True)
     joined = per_query.with_columns(pl.col(Q).cast(pl.String).alias("__q")).join(
-        wide.lazy(), on="__q", how="left")
+        wide.lazy(), on="__q", how="left", maintain_order="left")
     out: list[pl.Expr] = [pl.col(Q)]
     for mid in cols:
         name, how = names[mid]
@@ -93,18 +93,20 @@ def zscored(per_query: pl.LazyFrame, names: Mapping[str, tuple[str, str]],
 
 def over_queries(z: pl.DataFrame, names: Mapping[str, tuple[str, str]]
                  ) -> dict[str, float | None]:
-    """The value over queries of each metric's z-scores (``num_q``: left as computed)."""
+    """The value over queries of each metric's z-scores (``num_q``: left as computed), from
+    exactly rounded sums: the same bits whatever order the queries' rows come in."""
     out: dict[str, float | None] = {}
     for mid, (_, how) in names.items():
         if mid not in z.columns or how == "none":
             continue
-        values = z[mid].drop_nulls()
-        if values.len() == 0:
+        values = z[mid].drop_nulls().to_list()
+        total = math.fsum(values)
+        if not values:
             out[mid] = None
         elif how == "sum":
-            out[mid] = float(values.sum())
+            out[mid] = total
         elif how == "geometric":
-            out[mid] = math.exp(float(values.mean()))  # type: ignore[arg-type]
+            out[mid] = math.exp(total / len(values))
         else:
-            out[mid] = float(values.mean())  # type: ignore[arg-type]
+            out[mid] = total / len(values)
     return out
