@@ -665,9 +665,20 @@ def targets(results: list[CaseResult], start: dict[str, Any] | None,
             if r.family == "ranking":
                 out.append(f"{'MET ' if ev / hw <= 2.0 else 'MISS'} {where}: evalcli's whole "
                            f"ranking family {ev / hw:.2f}x the script (target <= 2x)")
+                mem_ratio = r.med(r.same, "rss_mb") / r.med(r.plain, "rss_mb")
+                out.append(f"{'MET ' if mem_ratio <= 1.2 else 'MISS'} {where}: evalcli's peak "
+                           f"memory on its metrics {mem_ratio:.2f}x the script's "
+                           "(target <= 1.2x)")
+                if r.peers:  # issue 14: ranx's time on the family's work, against these five
+                    out.append(f"{'MET ' if pe / mine >= 30 else 'MISS'} {where}: "
+                               f"{pe / mine:.1f}x faster than {r.peer} on the script's metrics "
+                               "(target >= 30x)")
     if start:
+        # the first round's limits, then issue 14's
         for name, limit in (("evalcli --help", 0.3), ("evalcli --version", 0.3),
-                            ("evalcli run (1,000 rows, 14 metrics, Parquet)", 0.6)):
+                            ("evalcli run (1,000 rows, 14 metrics, Parquet)", 0.6),
+                            ("evalcli --help", 0.2),
+                            ("evalcli run (1,000 rows, 14 metrics, Parquet)", 0.5)):
             v = start[name]["median"]
             out.append(f"{'MET ' if v < limit else 'MISS'} {name}: {v:.3f}s (target < {limit}s)")
     if mem:
