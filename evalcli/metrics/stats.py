@@ -661,6 +661,30 @@ def ordered_bits(x: pl.Expr) -> pl.Expr:
     return pl.when(b < 0).then(b ^ ((1 << 63) - 1)).otherwise(b)
 
 
+_PAIR = pl.lit(1 << 64, dtype=pl.Int128)
+_HALF = pl.lit(1 << 63, dtype=pl.Int128)
+
+
+def packed_pair(high: pl.Expr, low: pl.Expr) -> pl.Expr:
+    """One Int128 that orders and groups as the pair (``high``, ``low``) does: ``high`` any
+    integer of at most 63 bits and a sign (an Int64 such as :func:`ordered_bits`, an unsigned
+    32-bit group), ``low`` a signed 64-bit integer, offset by 2^63 into the low 64 bits. A rank
+    or a hash on one integer column instead of two (or a struct); :func:`unpacked_pair` gives
+    the pair back.
+
+    >>> df = pl.DataFrame({"h": [2, -1, 2], "l": [-(2**63), 5, 2**63 - 1]})
+    >>> k = df.select(packed_pair(pl.col("h"), pl.col("l")).alias("k"))
+    >>> k["k"].rank().to_list(), k.select(unpacked_pair(pl.col("k"))).rows()
+    ([2.0, 1.0, 3.0], [(2, -9223372036854775808), (-1, 5), (2, 9223372036854775807)])
+    """
+    return high.cast(pl.Int128) * _PAIR + low.cast(pl.Int128) + _HALF
+
+
+def unpacked_pair(key: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """The pair (``high``, ``low``) of a :func:`packed_pair` key, as Int128 and Int64."""
+    return (key // _PAIR).alias("high"), (key % _PAIR - _HALF).cast(pl.Int64).alias("low")
+
+
 def coarse(x: pl.Expr, bits: int = COARSE_BITS) -> pl.Expr:
     """``x`` rounded to ``bits`` significant bits after the leading one (see
     :func:`coarse_bits`). The bootstrap's per-group tables of scores or errors use it: 10^7

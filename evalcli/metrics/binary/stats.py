@@ -24,9 +24,11 @@ from evalcli.metrics.stats import (
     exact_sum,
     is_weighted,
     log_loss_top,
+    packed_pair,
     run_totals,
     sum_by,
     table_build,
+    unpacked_pair,
     weight_sum,
 )
 
@@ -159,19 +161,15 @@ def _score_counts_coarse(lf: pl.LazyFrame, keys: list[str], weighted: bool = Fal
     bits = pl.when(many).then(coarse_bits(score)).otherwise(coarse_bits(score, 52))
     *outer, last = keys
     group_type = lf.collect_schema()[last]
-    i128 = pl.Int128
-    span = pl.lit(1 << 64, dtype=i128)
-    half = pl.lit(1 << 63, dtype=i128)
-    packed = pl.col(last).cast(i128) * span + bits.cast(i128) + half
-    return (lf.select(*outer, packed.alias("__k"),
+    group, score_bits = unpacked_pair(pl.col("__k"))
+    return (lf.select(*outer, packed_pair(pl.col(last), bits).alias("__k"),
                       (w * y).alias("pos"),
                       (w * (1 - y)).alias("neg"))
             .group_by([*outer, "__k"])
             .agg(*weight_sum(pl.col("pos"), "pos", weighted),
                  *weight_sum(pl.col("neg"), "neg", weighted))
-            .select(*outer, (pl.col("__k") // span).cast(group_type).alias(last),
-                    (pl.col("__k") % span - half).cast(pl.Int64)
-                    .reinterpret(dtype=F64).alias("score"),
+            .select(*outer, group.cast(group_type).alias(last),
+                    score_bits.reinterpret(dtype=F64).alias("score"),
                     pl.all().exclude([*outer, "__k"])))
 
 

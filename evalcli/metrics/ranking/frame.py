@@ -49,7 +49,7 @@ from typing import Any
 import polars as pl
 
 from evalcli.metrics.base import Memo, NumberMap
-from evalcli.metrics.stats import in_order_sum, ordered_bits, product01
+from evalcli.metrics.stats import in_order_sum, ordered_bits, packed_pair, product01
 
 Q, IT = "query", "item"  # role columns: the query and the item
 ORDER = "__s"
@@ -233,7 +233,7 @@ def _positions(lf: pl.LazyFrame, ties: str) -> pl.LazyFrame:
 
 
 _FITS_64 = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32)
-"""Item id types whose values, offset by 2^63, fit the low 64 bits of the Int128 order key."""
+"""Item id types that fit the low half of the order key (:func:`packed_pair`)."""
 
 
 def _strict_place(lf: pl.LazyFrame, ties: str) -> pl.Expr:
@@ -244,10 +244,8 @@ def _strict_place(lf: pl.LazyFrame, ties: str) -> pl.Expr:
     item = lf.collect_schema()[IT]
     if ties == "input" or item in _FITS_64:
         # one Int128 ordering as (score, tie-break) do: a rank of one integer column, not of a
-        # struct (10^7 rows: 0.26 s instead of 0.41 s); the tie-break offset to be >= 0
-        i128 = pl.Int128
-        order = ordered_bits(c(ORDER)).cast(i128) * pl.lit(1 << 64, dtype=i128) \
-            + (tie.cast(i128) + pl.lit(1 << 63, dtype=i128))
+        # struct (10^7 rows: 0.26 s instead of 0.41 s)
+        order = packed_pair(ordered_bits(c(ORDER)), tie)
     else:
         order = pl.struct(c(ORDER), tie.alias("_tie"))
     return order.rank("ordinal", descending=True).over(Q).cast(pl.Int64)
