@@ -402,6 +402,31 @@ def test_full_join_in_place_equals_the_lazy_full_join(data):
     assert got.sort(order).equals(lazy.collect().sort(order))
 
 
+def test_full_join_in_place_keeps_the_files_chunks():
+    """Columns read in several chunks beside a row index in one, and the truth's columns placed
+    at the matched rows: the joined frame's columns end their chunks at the same rows, so its
+    next operation does not copy it into one chunk (and the rows are the lazy join's)."""
+    parts = [pl.DataFrame({"q": [q] * 3, "i": [1, 2, 3], "score": [0.1, 0.2, 0.3]})
+             for q in range(4)]
+    pred_df = pl.concat(parts, rechunk=False).with_columns(
+        pl.Series("__pos", range(12), dtype=pl.UInt32))
+    assert len({tuple(s.chunk_lengths()) for s in pred_df.get_columns()}) == 2
+    pred = pred_df.lazy()
+    truth = pl.LazyFrame({"q": [3, 0, 9], "i": [2, 1, 1], "rel": [2, 1, 3],
+                          "note": ["a", None, "c"]})
+    keys = ["q", "i"]
+    lazy = pred.with_columns(pl.lit(True).alias("__in_predictions")).join(
+        truth.with_columns(pl.lit(True).alias("__in_truth")), on=keys, how="full",
+        coalesce=True, validate="1:1")
+    a = Aligned(lazy, frozenset({"score"}), dict(lazy.collect_schema()), {}, keys, [], pred,
+                truth, pred, truth, Inputs(Source("p.csv"), Source("t.csv"), {}, keys))
+    got = materialize(a, "full").lf.collect(engine="in-memory")
+    assert len({tuple(s.chunk_lengths()) for s in got.get_columns()}) == 1
+    assert got["score"].chunk_lengths()[:4] == [3, 3, 3, 3]  # the file's chunks, not copied
+    order = [*keys, "score", "rel"]
+    assert got.sort(order).equals(lazy.collect().sort(order))
+
+
 def test_sorted_merge_only_for_strictly_increasing_keys():
     from evalcli.engine.align import sorted_merge
 

@@ -396,6 +396,8 @@ def materialize_systems(systems: Sequence[Aligned], how: str = "inner") -> list[
                                        engine="in-memory")
     except pl.exceptions.PolarsError:
         return out
+    # (a file's columns come in many chunks, a row index in one)
+    right, *lefts = (_lined_up(f) for f in (right, *lefts))
     packed = _packed_key([right, *lefts], keys)
     # one text key: sorted by its 64-bit hash (sorting strings costs ~5x sorting integers);
     # a hash shared by two keys, or matched rows whose keys differ, send the run to the lazy
@@ -489,15 +491,64 @@ def _full_in_place(a: Aligned, left: pl.DataFrame, right: pl.DataFrame, keys: li
     payload = right.drop(keys).with_columns(truth_keys, pl.lit(True).alias("__in_truth"))
     found = pred_keys.filter(hit)
     gathered = found.to_frame().join(payload, on=_KEY, how="left", maintain_order="left")
-    # each prediction's row of ``gathered`` (null: none)
-    at = pl.select(pl.when(hit).then(hit.cum_sum() - 1)).to_series()
+    # the truth's columns placed at the predictions' rows they match (null elsewhere); every
+    # column in the same chunks, so that the frame is not copied into one chunk to line them up
+    at = hit.arg_true()
+    placed = [_scattered(col, at, left.height) for col in gathered.drop(_KEY).get_columns()]
+    flag = pl.Series("__in_predictions", [True]).extend_constant(True, left.height - 1)
     joined = pl.concat([
-        left.hstack(gathered.drop(_KEY).select(pl.all().gather(at)).get_columns()
-                    ).with_columns(pl.lit(True).alias("__in_predictions")),
+        _lined_up(left.hstack([*placed, flag])),
         right.filter(~truth_keys.is_in(found.implode())).with_columns(
-            pl.lit(True).alias("__in_truth")),
+            pl.lit(True).alias("__in_truth")).rechunk(),
     ], how="diagonal")
     return _aligned(a, joined, left.select(keys), right.select(keys))
+
+
+def _scattered(values: pl.Series, at: pl.Series, height: int) -> pl.Series:
+    """A column of ``height`` nulls with ``values`` at the rows ``at`` (ascending).
+
+    Numbers and flags are written in place (10^6 values on 10^7 rows: 0.02 s); other types
+    (text, lists) are gathered, which Polars' scatter does not take.
+
+    >>> _scattered(pl.Series("x", [5, 6]), pl.Series([0, 3]), 4).to_list()
+    [5, None, None, 6]
+    >>> _scattered(pl.Series("x", [["a"], None]), pl.Series([0, 3]), 4).to_list()
+    [['a'], None, None, None]
+    """
+    if values.dtype.is_numeric() or values.dtype == pl.Boolean:
+        out = pl.Series(values.name, [None], dtype=values.dtype).extend_constant(None, height - 1)
+        return out.scatter(at, values) if len(at) else out
+    hit = pl.Series([False]).extend_constant(False, height - 1).scatter(at, True)
+    row = pl.select(pl.when(hit).then(hit.cum_sum() - 1)).to_series()
+    return values.gather(row)
+
+
+def _lined_up(df: pl.DataFrame) -> pl.DataFrame:
+    """``df`` with every column cut into the chunks of its most divided column, without copying
+    the data. A frame whose columns end their chunks at different rows is copied into one chunk
+    by its next operation (10^7 rows read from Parquet come in about 80 chunks, beside a row
+    index and joined columns in one: 0.08 s and 280 MB).
+
+    >>> two = pl.concat([pl.DataFrame({"a": [1, 2]}), pl.DataFrame({"a": [3]})], rechunk=False)
+    >>> _lined_up(two.hstack([pl.Series("b", [7, 8, 9])])).n_chunks("all")
+    [2, 2]
+    """
+    cols = df.get_columns()
+    if not cols:
+        return df
+    cuts = max((s.chunk_lengths() for s in cols), key=len)
+    if len(cuts) < 2:
+        return df
+    out = []
+    for col in cols:
+        if col.chunk_lengths() != cuts:
+            parts, start = [], 0
+            for n in cuts:
+                parts.append(col.slice(start, n))
+                start += n
+            col = pl.concat(parts, rechunk=False)
+        out.append(col)
+    return pl.DataFrame(out)
 
 
 def _joined(a: Aligned, left: pl.DataFrame, right: pl.DataFrame, keys: list[str],
