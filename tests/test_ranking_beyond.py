@@ -220,6 +220,57 @@ def test_novelty_item_table_stays_out_of_the_bootstrap(monkeypatch):
     assert not any(resample.GROUP in keys for keys in built)
 
 
+@pytest.mark.parametrize("name", ["gini", "distributional_coverage"])
+def test_exposure_table_is_not_built_per_random_group(monkeypatch, name):
+    """The table of top-k places of every catalog item (gini, distributional coverage) does
+    not resample: with intervals it is built for the whole run only. Per random group it was
+    every catalog item times every group (1,000 queries, 10^5 items: 17-22 GB, killed), for
+    replicates nothing read. The value is the same, without an interval; a metric beside it
+    still has one."""
+    from dataclasses import replace
+
+    import evalcli
+    from evalcli.engine import resample
+    from evalcli.metrics.base import FrameStat
+    from evalcli.metrics.registry import get_registry
+
+    built: list[list[str]] = []
+    registry = get_registry()
+    key = next(k for k, m in registry.metrics.items() if m.name == name
+               and m.family == "ranking")
+    real = registry.metrics[key].stats
+
+    def spying(params, ctx):
+        out = []
+        for st in real(params, ctx):
+            if isinstance(st, FrameStat):
+                def recorded(lf, keys, build=st.build):
+                    built.append(list(keys))
+                    return build(lf, keys)
+
+                st = replace(st, build=recorded)
+            out.append(st)
+        return out
+
+    rng = np.random.default_rng(7)
+    q = np.repeat(np.arange(300), 5)
+    pred = pl.DataFrame({"query": q, "item": rng.integers(0, 500, q.size),
+                         "score": rng.random(q.size)}).unique(["query", "item"])
+    truth = pred.sample(fraction=0.3, seed=2).select("query", "item")
+    cfg = {"task": "ranking", "metrics": [f"{name}@3", "micro_recall"],
+           "uncertainty": {"method": "bootstrap", "replicates": 200}}
+    plain = evalcli.evaluate({**cfg, "uncertainty": None}, predictions=pred, truth=truth,
+                             gating=False)
+    monkeypatch.setitem(registry.metrics, key, replace(registry.metrics[key], stats=spying))
+    r = evalcli.evaluate(cfg, predictions=pred, truth=truth, gating=False)
+    got = r.metric(f"{name}@3")
+    assert got.value == plain.metric(f"{name}@3").value
+    assert got.ci is None or got.ci.low is None
+    other = r.metric("micro_recall").ci
+    assert other is not None and other.low is not None
+    assert built and not any(resample.GROUP in keys for keys in built)
+
+
 @pytest.mark.parametrize("engine", ["in-memory", "streaming"])
 def test_novelty_popularity_is_the_rounded_quotient_on_both_executors(engine):
     """p(i) = n_i / users from the truth: a column divided by a value a cross join broadcast
