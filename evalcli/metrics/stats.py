@@ -83,7 +83,11 @@ class Staging:
     into the ``e`` column :func:`exact_value` reads.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, inline_aside: bool = False) -> None:
+        self.inline_aside = inline_aside
+        """The values the grid cannot hold are listed by the aggregation itself (the ``e``
+        column, as without staging) instead of counted for the engine to fetch: a sum staged
+        and applied by its own statistic (:func:`staged`), which no engine sees."""
         self.levels: list[dict[str, pl.Expr]] = []
         self.grids: dict[str, tuple[pl.Expr, Callable[[Any], Any], int]] = {}
         """Column of a sum's grid position -> a reduction over the frame and the function of
@@ -156,10 +160,21 @@ _STAGING: list[Staging] = []
 
 
 @contextmanager
-def staged() -> Iterator[Staging]:
+def staged(inline_aside: bool = False) -> Iterator[Staging]:
     """Collect the row-level steps of the exact sums built inside the block (see
-    :class:`Staging`); apply them to the frame the aggregations run on."""
-    s = Staging()
+    :class:`Staging`); apply them to the frame the aggregations run on.
+
+    ``inline_aside``: for a statistic that stages its own sums (sums on a grid of fixed top
+    only): the aggregations then need nothing more of the engine, and take a fifth to a
+    seventh of the time of self-contained ones (three sums over 10^5 values: 3 ms, not 20).
+
+    >>> df = pl.DataFrame({"x": [0.1, 0.2, 1e-300, 2.0**40]})
+    >>> with staged(inline_aside=True) as s:
+    ...     aggs = exact_sum(pl.col("x"), "s", top=30, limbs=2)
+    >>> exact_value([s.apply(df.lazy()).select(aggs).collect().row(0, named=True)], "s")
+    1099511627776.3
+    """
+    s = Staging(inline_aside)
     _STAGING.append(s)
     try:
         yield s
@@ -242,7 +257,7 @@ def exact_sum(x: pl.Expr, name: str, *, top: int | None = TOP, limbs: int = 3,
     aggs: list[pl.Expr] = []
     if top is None:
         # staged, at the data: the grid's top bounds every |x| (``scale``), nothing beyond it
-        assert stage is not None
+        assert stage is not None and not stage.inline_aside
         base, then = (x.abs().max(), _same) if scale is None else \
             scale if isinstance(scale, tuple) else (scale, _same)
         J = col(1, "j", _grid_of(X.abs().max() if scale is None else then(base), limbs))
@@ -261,7 +276,7 @@ def exact_sum(x: pl.Expr, name: str, *, top: int | None = TOP, limbs: int = 3,
     j = top - 50
     if not _J_MIN + LIMB * (limbs - 1) <= j <= _J_MAX:
         raise ValueError(f"exact_sum: top={top} is outside the range of float64")
-    if bounded and stage is not None:
+    if bounded and stage is not None and not stage.inline_aside:
         R = X
         for k in range(limbs):
             R = _magic_limb(col, k, R, _magic(top - 50 - LIMB * k), out, aggs)
@@ -282,7 +297,7 @@ def exact_sum(x: pl.Expr, name: str, *, top: int | None = TOP, limbs: int = 3,
     end = 2 + 3 * limbs
     kept = col(end, "e", pl.when(huge).then(X).otherwise(R))
     aside = col(end, "k", huge | (R != 0))
-    if stage is None:
+    if stage is None or stage.inline_aside:
         aggs.append(kept.filter(aside).implode().alias(f"{out}e"))
     else:  # counted here, fetched by the engine when there are any (a list costs a pass)
         aggs.append(aside.sum().cast(pl.Int64).alias(f"{out}c"))

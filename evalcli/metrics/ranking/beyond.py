@@ -54,6 +54,7 @@ from evalcli.metrics.ranking.side import (
 )
 from evalcli.metrics.ranking.stats import (
     T_INTERVAL_DOC,
+    grouped_sums,
     keyed,
     query_stat,
     query_sum,
@@ -223,7 +224,7 @@ def _novelty_stats(params: Params, ctx: Context) -> Sequence[Stat]:
         if conv["ties"] != "average":  # each p is 1: the sum is a count (exact as a float)
             return rows.group_by([*keys, IT, "info"]).agg(
                 pl.len().cast(F64).alias("recommended"))
-        return rows.group_by([*keys, IT, "info"]).agg(*query_sum(c("p"), "recommended"))
+        return grouped_sums(rows, [*keys, IT, "info"], lambda: query_sum(c("p"), "recommended"))
 
     source = str(ctx.options.get("popularity_file") or ctx.options.get(TRAIN) or "truth")
     extra = f"{{popularity={source}}}"

