@@ -564,25 +564,30 @@ def estimate(plan: Plan, a: Aligned, stats: Mapping[str, Stat],
     intervals_for(plan, overall[0], closed, rep, gr, binned, resampled)
     if segments:
         seg_cols = [SEG + s for s in a.segments]
-        g_seg = _group_frames(parts, "gseg", seg_cols)
+        # each per-group table cut by segment once (not filtered once per segment)
+        g_seg = {k: (df.drop(seg_cols).clear(),
+                     df.partition_by(seg_cols, as_dict=True, include_key=False))
+                 for k, df in _group_frames(parts, "gseg", seg_cols).items()}
         for key, results, seg_stats in segments:
             closed = closed_forms(plan, seg_stats, natural, ctx, unweighted)
             values_, b = None, False
-            if any(c is None and ok for c, ok in zip(closed, resampled, strict=True)):
-                sel = {k: df.filter(_match(seg_cols, [key[s] for s in a.segments])
-                                    ).drop(seg_cols) for k, df in g_seg.items()}
-                reps, b = replicate_statistics(stats, sel, gr, rs.stats)
+            need = [c is None and ok for c, ok in zip(closed, resampled, strict=True)]
+            if any(need):
+                # only the statistics of the metrics the bootstrap is for (a segment's
+                # replicates of a metric with a closed form would be computed for nothing:
+                # 100 segments, 21 metrics, one without a closed form: 40 s instead of 2)
+                wanted = {st.key for pm, n in zip(plan.metrics, need, strict=True) if n
+                          for st in pm.metric.stats(pm.params, ctx)}
+                at = tuple(key[s] for s in a.segments)
+                sel = {k: cut.get(at, empty) for k, (empty, cut) in g_seg.items()}
+                reps, b = replicate_statistics(
+                    {k: st for k, st in stats.items() if k in wanted}, sel, gr,
+                    rs.stats & wanted)
                 values_ = _replicate_values(plan, reps, ctx)
             intervals_for(plan, results, closed, values_, gr, b, resampled)
     settings = {"level": rs.level, "method": rs.method, "replicates": rs.replicates,
                 "seed": rs.seed, "unit": unit_name, "groups": int(gr.ids.size)}
     return settings, material
-
-
-def _match(cols: Sequence[str], values: Sequence[Any]) -> pl.Expr:
-    exprs = [pl.col(c).is_null() if v is None else pl.col(c) == v
-             for c, v in zip(cols, values, strict=True)]
-    return pl.all_horizontal(exprs) if exprs else pl.lit(True)
 
 
 def _group_frames(parts: Sequence[dict[str, pl.DataFrame]], prefix: str, seg_cols: list[str]
