@@ -11,6 +11,7 @@ notes on the policies in force.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -141,14 +142,20 @@ def conventions_of(key: str) -> dict[str, Any]:
     >>> conventions_of("ranking.ndcg@10[compat=None,relevance_threshold=1.0,ties=id]")
     {'compat': None, 'relevance_threshold': 1.0, 'ties': 'id'}
     """
+    return dict(_conventions(key))
+
+
+@functools.lru_cache(maxsize=1024)
+def _conventions(key: str) -> tuple[tuple[str, Any], ...]:
+    """:func:`conventions_of`, parsed once per key (a bootstrap reads it per replicate)."""
     inner = key[key.index("[") + 1:key.index("]")]
-    out: dict[str, Any] = {}
+    out: list[tuple[str, Any]] = []
     for part in inner.split(","):
         name, _, v = part.partition("=")
         if name:
-            out[name] = float(v) if name == "relevance_threshold" else (
-                None if v == "None" else v)
-    return out
+            out.append((name, float(v) if name == "relevance_threshold" else (
+                None if v == "None" else v)))
+    return tuple(out)
 
 
 def query_stat(name: str, k: int | None, conv: Mapping[str, Any],
