@@ -432,3 +432,32 @@ def test_ranking_unit_errors(cli: Cli, tmp_path: Path) -> None:
     (tmp_path / "b.yaml").write_text(base + "uncertainty: {unit: rows}\n")
     r = cli("run", str(tmp_path / "b.yaml"))
     assert r.exit_code == 2 and "unit: rows would split" in " ".join(r.stderr.split())
+    assert "means over queries" in " ".join(r.stderr.split())
+
+
+def test_ranking_unit_from_one_file_covers_the_others_rows() -> None:
+    """A unit column of one file has no value on the rows only the other file holds (a judged
+    item not recommended, an item recommended but not judged): those rows take their query's
+    unit, so a unit of the truth, or the query column itself, resamples whole queries. Before,
+    they read as a second value of the unit ("the rows of one query hold 2 values")."""
+    rng = np.random.default_rng(4)
+    q = np.repeat(np.arange(120), 6)
+    items = np.tile(np.arange(6), 120)
+    run = pl.DataFrame({"query": q, "item": items, "score": rng.random(q.size)})
+    keep = rng.random(q.size) < 0.6  # judged: some recommended items, and one unrecommended
+    truth = pl.DataFrame({"query": q[keep], "item": items[keep],
+                          "relevance": rng.integers(0, 2, int(keep.sum()))})
+    truth = pl.concat([truth, pl.DataFrame({"query": np.arange(120), "item": [99] * 120,
+                                            "relevance": [1] * 120})])
+    truth = truth.with_columns(user=pl.col("query").cast(pl.String) + "u")
+    cfg: dict[str, Any] = {"task": "ranking", "metrics": ["micro_recall", "ndcg@3"]}
+    base = evaluate({**cfg, "uncertainty": {"method": "bootstrap"}}, predictions=run,
+                    truth=truth.drop("user"))
+    by_query = evaluate({**cfg, "uncertainty": {"method": "bootstrap", "unit": "query"}},
+                        predictions=run, truth=truth.drop("user"))
+    by_user = evaluate({**cfg, "uncertainty": {"method": "bootstrap", "unit": "user"}},
+                       predictions=run, truth=truth)
+    for id_ in ("micro_recall", "ndcg@3"):
+        assert ci_of(by_query, id_) == ci_of(base, id_)
+        lo, hi = ci_of(by_user, id_)
+        assert lo < base.metric(id_).value < hi

@@ -93,7 +93,7 @@ def unit_columns(plan: Plan, a: Aligned, stats: Mapping[str, Stat]) -> tuple[lis
             raise ConfigError(
                 f"uncertainty: unit: rows would split the rows of a {a.columns.get(together[0])} "
                 f"(the {plan.task.name} metrics are means over "
-                f"{'/'.join(together)}s)",
+                f"{'/'.join(r[:-1] + 'ies' if r.endswith('y') else r + 's' for r in together)})",
                 hint="use unit: auto (resample queries), or a column that is the same on every "
                 "row of a query (e.g. user_id)")
         return list(a.ids), "rows"
@@ -116,6 +116,11 @@ def with_groups(plan: Plan, a: Aligned, lf: pl.LazyFrame, stats: Mapping[str, St
                 hint="name the id column under 'columns: {id: ...}', or use engine: polars")
         lf = lf.with_row_index(GROUP)
         cols = [GROUP]
+    together = partition_roles(stats)
+    if cols == [UNIT] and together:
+        # the rows of a query are one unit's: a row only the other file holds (a judged item
+        # not recommended, when the unit column is the predictions') takes its query's
+        lf = lf.with_columns(pl.col(UNIT).fill_null(pl.col(UNIT).max().over(together)))
     schema = lf.collect_schema()
     # rows without a unit value (a null user id) are one unit together: the group numbered
     # ``groups``, past the hashed ones
@@ -131,8 +136,8 @@ def unit_split_query(plan: Plan, a: Aligned, lf: pl.LazyFrame, stats: Mapping[st
     cols, _ = unit_columns(plan, a, stats)
     if cols != [UNIT] or not together:
         return None
-    return (lf.group_by(together).agg(pl.col(UNIT).n_unique().alias("__units"),
-                                      pl.col(UNIT).first().alias("__unit"))
+    return (lf.group_by(together).agg(pl.col(UNIT).drop_nulls().n_unique().alias("__units"),
+                                      pl.col(UNIT).drop_nulls().first().alias("__unit"))
             .filter(pl.col("__units") > 1).sort(together).head(1))
 
 
