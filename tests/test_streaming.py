@@ -368,6 +368,18 @@ def test_materialize_full_join_flags_rows_as_the_lazy_join(nulls):
     assert m.lf.collect().sort(order).equals(lazy.collect().sort(order))
 
 
+def _full_join(pred: pl.LazyFrame, truth: pl.LazyFrame, keys: list[str]
+               ) -> tuple[Aligned, pl.LazyFrame]:
+    """Ranking's inputs aligned by the lazy full join (flagged as the engine flags it), and
+    that join."""
+    lazy = pred.with_columns(pl.lit(True).alias("__in_predictions")).join(
+        truth.with_columns(pl.lit(True).alias("__in_truth")), on=keys, how="full",
+        coalesce=True, validate="1:1")
+    a = Aligned(lazy, frozenset({"score"}), dict(lazy.collect_schema()), {}, keys, [], pred,
+                truth, pred, truth, Inputs(Source("p.csv"), Source("t.csv"), {}, keys))
+    return a, lazy
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_full_join_in_place_equals_the_lazy_full_join(data):
@@ -386,11 +398,7 @@ def test_full_join_in_place_equals_the_lazy_full_join(data):
                           "tags": [[x] * (x % 3) for x in range(len(tk))],
                           "note": [None if x % 2 else str(x) for x in range(len(tk))]})
     keys = ["q", "i"]
-    lazy = pred.with_columns(pl.lit(True).alias("__in_predictions")).join(
-        truth.with_columns(pl.lit(True).alias("__in_truth")), on=keys, how="full",
-        coalesce=True, validate="1:1")
-    a = Aligned(lazy, frozenset({"score"}), dict(lazy.collect_schema()), {}, keys, [], pred,
-                truth, pred, truth, Inputs(Source("p.csv"), Source("t.csv"), {}, keys))
+    a, lazy = _full_join(pred, truth, keys)
     m = materialize(a, "full")
     if len(set(pk)) < n:
         assert m is a
@@ -415,11 +423,7 @@ def test_full_join_in_place_keeps_the_files_chunks():
     truth = pl.LazyFrame({"q": [3, 0, 9], "i": [2, 1, 1], "rel": [2, 1, 3],
                           "note": ["a", None, "c"]})
     keys = ["q", "i"]
-    lazy = pred.with_columns(pl.lit(True).alias("__in_predictions")).join(
-        truth.with_columns(pl.lit(True).alias("__in_truth")), on=keys, how="full",
-        coalesce=True, validate="1:1")
-    a = Aligned(lazy, frozenset({"score"}), dict(lazy.collect_schema()), {}, keys, [], pred,
-                truth, pred, truth, Inputs(Source("p.csv"), Source("t.csv"), {}, keys))
+    a, lazy = _full_join(pred, truth, keys)
     got = materialize(a, "full").lf.collect(engine="in-memory")
     assert len({tuple(s.chunk_lengths()) for s in got.get_columns()}) == 1
     assert got["score"].chunk_lengths()[:4] == [3, 3, 3, 3]  # the file's chunks, not copied
