@@ -318,6 +318,23 @@ def test_exposure_per_segment_without_a_row_per_catalog_item_and_segment():
     assert heights and max(heights) <= pred["item"].n_unique() + 1 < len(catalog)
 
 
+def test_exposure_shares_are_the_rounded_quotients():
+    """p(i) = places of i / all places is the correctly rounded quotient (Polars divided by
+    the total as a product with its reciprocal: 7 / 10 gave 0.7000000000000001), so the
+    entropy is -Σ p log2 p of the exact shares, and the Gini index the formula's value."""
+    import evalcli
+
+    items = [["a"]] * 7 + [["b"]] * 3
+    r = evalcli.evaluate({"task": "ranking", "metrics": ["distributional_coverage@1", "gini@1"]},
+                         predictions={"query": list(range(10)), "item": items},
+                         truth={"query": [0], "item": ["a"]})
+    shares = [7 / 10, 3 / 10]
+    assert r.values()["distributional_coverage@1"] == -math.fsum(
+        x * math.log2(x) for x in shares)
+    # a and b of 2 items: (2·1 − 3)·0.3 + (2·2 − 3)·0.7, over n − 1
+    assert r.values()["gini@1"] == math.fsum([-1 * 3 / 10, 1 * 7 / 10]) / 1
+
+
 @pytest.mark.parametrize("engine", ["in-memory", "streaming"])
 def test_novelty_popularity_is_the_rounded_quotient_on_both_executors(engine):
     """p(i) = n_i / users from the truth: a column divided by a value a cross join broadcast

@@ -48,7 +48,7 @@ from evalcli.metrics.ranking.stats import (
     value_of,
 )
 from evalcli.metrics.ranking.task import FAMILY
-from evalcli.metrics.stats import in_order_sum, sum_by
+from evalcli.metrics.stats import as_column, in_order_sum, sum_by
 
 c = pl.col
 
@@ -118,7 +118,9 @@ def _entropy_value(stats: StatValues, params: Params) -> MetricValue:
     total = math.fsum(x.to_list())
     if total == 0:
         return MetricValue(None, details, [*notes, "no recommendations"])
-    p = x / total
+    # each p(i) the rounded quotient (Polars divides by a float as a product with its
+    # reciprocal: 7 / 10 would be 0.7000000000000001)
+    p = x.to_frame().select(pl.col("rec") / as_column(total, pl.col("rec"))).to_series()
     terms = (-p * p.log(2)).to_list()
     return MetricValue(math.fsum(terms), details, notes)
 
@@ -135,7 +137,8 @@ def _gini_value(stats: StatValues, params: Params) -> MetricValue:
     # at places n − m + 1 .. n
     shown = df.sort(["rec", IT], nulls_last=True)
     ranked = shown.with_row_index("j", offset=1 + n - shown.height)
-    terms = ranked.select((2.0 * c("j").cast(F64) - n - 1.0) * c("rec") / total)
+    terms = ranked.select((2.0 * c("j").cast(F64) - n - 1.0) * c("rec")
+                          / as_column(total, c("rec")))
     return MetricValue(math.fsum(terms.to_series().to_list()) / (n - 1), details, notes)
 
 
