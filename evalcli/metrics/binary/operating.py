@@ -20,10 +20,9 @@ from evalcli.metrics.base import Metric, MetricValue, Param, Params, StatValues,
 from evalcli.metrics.binary.metrics import SCORE, _score_stats
 from evalcli.metrics.binary.stats import SCORE_COUNTS
 from evalcli.metrics.binary.task import FAMILY
-from evalcli.metrics.stats import as_column
 
 if TYPE_CHECKING:
-    pass
+    import numpy as np
 F64 = pl.Float64
 
 
@@ -56,6 +55,10 @@ def points(stats: StatValues) -> Points:
     return memo_of(stats).get(table, ("operating points",), lambda: _cumulate(table))
 
 
+SCHEMA = ("score", "pos", "neg", "tp", "fp")
+"""The columns of :attr:`Points.table`."""
+
+
 def _cumulate(table: pl.DataFrame) -> Points:
     # one order (highest score first) and one chunk: the running sums add row after row, so
     # another engine's table of the same counts gives the same bits. Scores carried only by
@@ -65,11 +68,14 @@ def _cumulate(table: pl.DataFrame) -> Points:
         df = df.sort("score", descending=True)
     if df.n_chunks() > 1:
         df = df.rechunk()
-    pos, neg = pl.col("pos").cast(F64), pl.col("neg").cast(F64)
-    out = df.lazy().filter((pos + neg) > 0).select(
-        pl.col("score").cast(F64), pos.alias("pos"), neg.alias("neg"),
-        pos.cum_sum().alias("tp"), neg.cum_sum().alias("fp"),
-    ).collect(engine="in-memory")
+    # (in NumPy: no query to plan, for a bootstrap's table per replicate; the running sums
+    # add row after row as Polars' do)
+    score, pos, neg = (df.get_column(c).cast(F64).to_numpy() for c in ("score", "pos", "neg"))
+    keep = (pos + neg) > 0
+    if not keep.all():
+        score, pos, neg = score[keep], pos[keep], neg[keep]
+    out = pl.DataFrame({"score": score, "pos": pos, "neg": neg, "tp": pos.cumsum(),
+                        "fp": neg.cumsum()}, schema={c: F64 for c in SCHEMA})
     if not out.height:
         return Points(out, 0.0, 0.0)
     return Points(out, float(out["tp"][-1]), float(out["fp"][-1]))
@@ -106,16 +112,25 @@ class Constrained:
     negatives: bool
 
 
-def _rate(name: str, p: float, n: float) -> pl.Expr:
-    # divided by a column, never by a literal: Polars may divide by a scalar as a
-    # multiplication by its reciprocal (14 / 17.5 would give 0.7999999999999999, and miss a
-    # level of 0.8 that scikit-learn's curve reaches); see stats.as_column
-    tp, fp = pl.col("tp"), pl.col("fp")
+def _rate(name: str, tp: np.ndarray, fp: np.ndarray, p: float, n: float) -> np.ndarray:
+    """A rate at each point. In NumPy, which divides element by element (a threshold's
+    value is then the correctly rounded quotient: Polars may divide by a scalar as a
+    multiplication by its reciprocal, and 14 / 17.5 would give 0.7999999999999999, missing a
+    level of 0.8 that scikit-learn's curve reaches), and with no query to plan: a bootstrap
+    evaluates these once per replicate (0.7 ms each as Polars queries)."""
     if name == "precision":
-        return tp / (tp + fp)
-    if name in ("recall", "sensitivity"):
-        return tp / as_column(p, tp)
-    return (n - fp) / as_column(n, fp)
+        out: np.ndarray = tp / (tp + fp)
+    elif name in ("recall", "sensitivity"):
+        out = tp / p
+    else:
+        out = (n - fp) / n
+    return out
+
+
+def _columns(pts: Points) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    t = pts.table
+    return (t.get_column("score").to_numpy(), t.get_column("tp").to_numpy(),
+            t.get_column("fp").to_numpy())
 
 
 def _constrained_value(spec: Constrained) -> Callable[[StatValues, Params], MetricValue]:
@@ -125,24 +140,25 @@ def _constrained_value(spec: Constrained) -> Callable[[StatValues, Params], Metr
         if bad is not None:
             return bad
         level = float(params[spec.level_param])
-        rates = pts.table.select(
-            "score", _rate(spec.value, pts.p, pts.n).alias("v"),
-            _rate(spec.bound, pts.p, pts.n).alias("b"))
-        ok = rates.filter(pl.col("b") >= level)
-        if not ok.height:
-            top = rates.select(pl.col("b").max(),
-                               pl.col("score").filter(pl.col("b") == pl.col("b").max()).max()
-                               ).row(0)
+        score, tp, fp = _columns(pts)
+        v = _rate(spec.value, tp, fp, pts.p, pts.n)
+        b = _rate(spec.bound, tp, fp, pts.p, pts.n)
+        ok = b >= level
+        if not ok.any():
+            high = float(b.max())
             note = (f"undefined: no threshold reaches {spec.bound} >= {level:g} (the highest "
-                    f"is {top[0]:.6g}, at threshold {top[1]:.6g})")
+                    f"is {high:.6g}, at threshold {float(score[b == high].max()):.6g})")
             if spec.bound == "specificity":
                 note += f"; only predicting no row positive does, with {spec.value} 0"
             return MetricValue(None, notes=[note])
         # the best value; at equal value the best bound; at equal both the highest threshold
-        at = ok.filter(pl.col("v") == pl.col("v").max())  # few rows: sort them
-        v, b, t = at.sort(["b", "score"], descending=True).select("v", "b", "score").row(0)
-        return MetricValue(float(v), details={"threshold": float(t), spec.bound: float(b)},
-                           caption=_at(float(t)))
+        v, b, score = v[ok], b[ok], score[ok]
+        at = v == v.max()
+        b_at = b[at].max()
+        best = at & (b == b_at)
+        t = float(score[best].max())
+        return MetricValue(float(v[best][0]), details={"threshold": t, spec.bound: float(b_at)},
+                           caption=_at(t))
 
     return value
 
@@ -165,18 +181,18 @@ def _min_cost_value(stats: StatValues, params: Params) -> MetricValue:
         return MetricValue(None, notes=["no rows"])
     c_fp, c_fn = float(params["fp_cost"]), float(params["fn_cost"])
     total = pts.p + pts.n
-    tp, fp = pl.col("tp"), pl.col("fp")
-    cost = pts.table.select("score", fp, (pts.p - tp).alias("fn"),
-                            (c_fp * fp + c_fn * (pts.p - tp)).alias("cost"))
-    best = cost.filter(pl.col("cost") == pl.col("cost").min()).head(1)  # the highest threshold
+    score, tp, fp = _columns(pts)
+    fn = pts.p - tp
+    cost = c_fp * fp + c_fn * fn
+    i = int(cost.argmin())  # the first lowest: the highest threshold
     none = c_fn * pts.p  # predicting no row positive: every positive missed
-    if none <= float(best["cost"][0]):
+    if none <= float(cost[i]):
         return MetricValue(none / total, details={"threshold": None, "fp": 0.0, "fn": pts.p},
                            caption=_at(None))
-    t, fp_at, fn_at, c = best.row(0)
-    return MetricValue(float(c) / total,
-                       details={"threshold": float(t), "fp": float(fp_at), "fn": float(fn_at)},
-                       caption=_at(float(t)))
+    return MetricValue(float(cost[i]) / total,
+                       details={"threshold": float(score[i]), "fp": float(fp[i]),
+                                "fn": float(fn[i])},
+                       caption=_at(float(score[i])))
 
 
 # --------------------------------------------------------------------------- top fraction
@@ -186,13 +202,12 @@ def _top(pts: Points, fraction: float) -> tuple[float, float, float]:
     the lowest score in it. The rows tied at the cut count in part: the share of their weight
     the top still holds (the expected value over the orders of the tied rows)."""
     k = fraction * (pts.p + pts.n)
-    m = pl.col("tp") + pl.col("fp")
-    df = pts.table.with_columns(m.alias("m"))
-    cut = df.filter(pl.col("m") >= k).head(1)
-    if not cut.height:  # k rounded above the total: the last row
-        cut = df.tail(1)
-    score, pos, neg, tp, m_at = cut.select("score", "pos", "neg", "tp", "m").row(0)
-    before = m_at - pos - neg
+    t = pts.table
+    m = t.get_column("tp").to_numpy() + t.get_column("fp").to_numpy()
+    reached = (m >= k).nonzero()[0]
+    i = int(reached[0]) if reached.size else t.height - 1  # (k rounded above the total)
+    score, pos, neg, tp = (float(t.get_column(c)[i]) for c in ("score", "pos", "neg", "tp"))
+    before = float(m[i]) - pos - neg
     share = min(max((k - before) / (pos + neg), 0.0), 1.0)
     return k, (tp - pos) + pos * share, float(score)
 
