@@ -22,7 +22,7 @@ from typing import Any
 import polars as pl
 
 from evalcli.errors import MetricError
-from evalcli.metrics.base import AggStat, Context, FrameStat, Params, StatValues
+from evalcli.metrics.base import AggStat, Context, FrameStat, Params, StatValues, memo_of
 from evalcli.metrics.multiclass.task import as_class
 from evalcli.metrics.stats import (
     WEIGHTED_TOP,
@@ -168,7 +168,10 @@ def _split_list(values: Sequence[Any]) -> list[Any]:
 
 
 def counts_of(stats: StatValues) -> Counts:
-    return Counts(stats[CONFUSION])
+    """The counts of the run's confusion table, built once for every metric that reads them
+    (the run's memo; a bootstrap builds them once per replicate, not once per metric)."""
+    table: pl.DataFrame = stats[CONFUSION]
+    return memo_of(stats).get(table, ("counts",), lambda: Counts(table))
 
 
 def as_number(x: float) -> float | int:
