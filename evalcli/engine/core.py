@@ -124,8 +124,8 @@ def bound(plan: Plan, a: Aligned, engine: str, extra: dict[str, Any] | None = No
         # per random group: what a replicate reads, not the details' tables nor a table that
         # does not resample (gini's table of every catalog item would be built per group)
         plan.resampling = replace(plan.resampling, stats=frozenset(
-            k for k, st in stats.items() if not resample.details_only(st)
-            and not (isinstance(st, FrameStat) and resample.table_by(st) is None)))
+            k for k, st in stats.items()
+            if not resample.details_only(st) and resample.resamples(st)))
     for key, st in (extra or {}).items():
         stats.setdefault(key, st)
     return ctx, stats

@@ -267,6 +267,12 @@ def details_only(st: Stat) -> bool:
     return isinstance(st, FrameStat) and st.details_only
 
 
+def resamples(st: Stat) -> bool:
+    """Whether a statistic's replicates can be drawn: an aggregation, or a table whose rows
+    add up over parts (:func:`table_by`)."""
+    return not isinstance(st, FrameStat) or table_by(st) is not None
+
+
 def table_by(fs: FrameStat) -> tuple[str, ...] | None:
     """The columns that key a FrameStat's table rows when its other columns add up over parts
     (declared, or read from a ``sum_by`` combine); ``None``: its tables do not resample."""
@@ -559,8 +565,8 @@ def estimate(plan: Plan, a: Aligned, stats: Mapping[str, Stat],
     material = Material(plan, stats, _group_frames(parts, "g", []), ctx)
     gr = draw(material.present(), rs)
     material.drawn = gr
-    resampled = [all(table_by(st) is not None if isinstance(st, FrameStat) else True
-                     for st in pm.metric.stats(pm.params, ctx) if not details_only(st))
+    resampled = [all(resamples(st) for st in pm.metric.stats(pm.params, ctx)
+                     if not details_only(st))
                  for pm in plan.metrics]
     closed = closed_forms(plan, overall[1], natural, ctx, unweighted)
     rep, binned = None, False
