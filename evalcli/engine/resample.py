@@ -136,8 +136,9 @@ def unit_split_query(plan: Plan, a: Aligned, lf: pl.LazyFrame, stats: Mapping[st
     cols, _ = unit_columns(plan, a, stats)
     if cols != [UNIT] or not together:
         return None
-    return (lf.group_by(together).agg(pl.col(UNIT).drop_nulls().n_unique().alias("__units"),
-                                      pl.col(UNIT).drop_nulls().first().alias("__unit"))
+    # (``lf`` comes from :func:`with_groups`: a query's rows of the other file hold its unit)
+    return (lf.group_by(together).agg(pl.col(UNIT).n_unique().alias("__units"),
+                                      pl.col(UNIT).first().alias("__unit"))
             .filter(pl.col("__units") > 1).sort(together).head(1))
 
 
