@@ -494,7 +494,7 @@ def _full_in_place(a: Aligned, left: pl.DataFrame, right: pl.DataFrame, keys: li
     # the truth's columns placed at the predictions' rows they match (null elsewhere); every
     # column in the same chunks, so that the frame is not copied into one chunk to line them up
     at = hit.arg_true()
-    placed = [_scattered(col, at, left.height) for col in gathered.drop(_KEY).get_columns()]
+    placed = [_scattered(col, hit, at) for col in gathered.drop(_KEY).get_columns()]
     flag = pl.Series("__in_predictions", [True]).extend_constant(True, left.height - 1)
     joined = pl.concat([
         _lined_up(left.hstack([*placed, flag])),
@@ -504,21 +504,23 @@ def _full_in_place(a: Aligned, left: pl.DataFrame, right: pl.DataFrame, keys: li
     return _aligned(a, joined, left.select(keys), right.select(keys))
 
 
-def _scattered(values: pl.Series, at: pl.Series, height: int) -> pl.Series:
-    """A column of ``height`` nulls with ``values`` at the rows ``at`` (ascending).
+def _scattered(values: pl.Series, hit: pl.Series, at: pl.Series) -> pl.Series:
+    """A column as long as the mask ``hit``, null where it is false, with ``values`` at its
+    true rows ``at`` (``hit.arg_true()``), in order.
 
     Numbers and flags are written in place (10^6 values on 10^7 rows: 0.02 s); other types
     (text, lists) are gathered, which Polars' scatter does not take.
 
-    >>> _scattered(pl.Series("x", [5, 6]), pl.Series([0, 3]), 4).to_list()
+    >>> hit = pl.Series([True, False, False, True])
+    >>> _scattered(pl.Series("x", [5, 6]), hit, hit.arg_true()).to_list()
     [5, None, None, 6]
-    >>> _scattered(pl.Series("x", [["a"], None]), pl.Series([0, 3]), 4).to_list()
+    >>> _scattered(pl.Series("x", [["a"], None]), hit, hit.arg_true()).to_list()
     [['a'], None, None, None]
     """
     if values.dtype.is_numeric() or values.dtype == pl.Boolean:
-        out = pl.Series(values.name, [None], dtype=values.dtype).extend_constant(None, height - 1)
+        out = pl.Series(values.name, [None], dtype=values.dtype).extend_constant(
+            None, len(hit) - 1)
         return out.scatter(at, values) if len(at) else out
-    hit = pl.Series([False]).extend_constant(False, height - 1).scatter(at, True)
     row = pl.select(pl.when(hit).then(hit.cum_sum() - 1)).to_series()
     return values.gather(row)
 
