@@ -80,11 +80,11 @@ def _exposure_stats(name: str) -> Callable[[Params, Context], Sequence[Stat]]:
             top = top_rows(ctx, lf, conv, k).select(*keys, IT, "p",
                                                     pl.lit(None, dtype=pl.Int64).alias("n"))
             catalog = catalog_items(ctx, lf, name).with_columns(pl.lit(True).alias("cat"))
-            every = lf.select(keys).unique() if keys else pl.LazyFrame({"_": [0]})
-            size = every.join(catalog.select(pl.len().cast(pl.Int64).alias("n")),
-                              how="cross").select(
-                *keys, pl.lit(None, dtype=lf.collect_schema()[IT]).alias(IT),
-                pl.lit(0.0, dtype=F64).alias("p"), "n")
+            size = catalog.select(pl.len().cast(pl.Int64).alias("n"))
+            if keys:  # every segment's
+                size = lf.select(keys).unique().join(size, how="cross")
+            size = size.select(*keys, pl.lit(None, dtype=lf.collect_schema()[IT]).alias(IT),
+                               pl.lit(0.0, dtype=F64).alias("p"), "n")
             table = grouped_sums(pl.concat([top, size]), [*keys, IT], lambda: [
                 *query_sum(c("p"), "rec"), c("n").max().alias("catalog")])
             return table.join(catalog, on=IT, how="left").with_columns(
@@ -114,13 +114,12 @@ def _table(stats: StatValues) -> tuple[pl.DataFrame, dict[str, Any], list[str], 
 
 def _entropy_value(stats: StatValues, params: Params) -> MetricValue:
     df, details, notes, _ = _table(stats)
-    x = df["rec"]
-    total = math.fsum(x.to_list())
+    total = math.fsum(df["rec"].to_list())
     if total == 0:
         return MetricValue(None, details, [*notes, "no recommendations"])
     # each p(i) the rounded quotient (Polars divides by a float as a product with its
     # reciprocal: 7 / 10 would be 0.7000000000000001)
-    p = x.to_frame().select(pl.col("rec") / as_column(total, pl.col("rec"))).to_series()
+    p = df.select(c("rec") / as_column(total, c("rec"))).to_series()
     terms = (-p * p.log(2)).to_list()
     return MetricValue(math.fsum(terms), details, notes)
 
