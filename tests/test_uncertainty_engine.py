@@ -223,6 +223,54 @@ def test_segment_replicates_only_for_the_metrics_the_bootstrap_is_for(monkeypatc
                 single.metrics[0].ci.low, single.metrics[0].ci.high, single.metrics[0].ci.method)
 
 
+def test_ratio_metrics_replicates_are_divided_as_arrays(monkeypatch) -> None:
+    """A mean over queries (Metric.ratio) divides its replicates' sums as arrays: its value
+    is not called once per replicate and segment (21 metrics, 100 segments: 2 million calls,
+    36 s, now 3 s), and its intervals are those of the value called per replicate, bit for
+    bit, micro recall's (Σ hits / Σ R) included."""
+    from dataclasses import replace
+
+    from evalcli.metrics.registry import get_registry
+
+    rng = np.random.default_rng(12)
+    q, k = 90, 12
+    truth = pl.DataFrame({"query": np.repeat(np.arange(q), k), "item": np.tile(np.arange(k), q),
+                          "relevance": rng.integers(0, 3, q * k) * (np.arange(q * k) % 7 > 0)})
+    run = truth.select("query", "item").with_columns(
+        score=pl.Series(truth["relevance"].to_numpy() + rng.normal(0, 1.5, q * k)),
+        seg=pl.Series([f"s{i // k % 6}" for i in range(q * k)]))
+    cfg: dict[str, Any] = {"task": "ranking", "group_by": ["seg"],
+                           "metrics": ["ndcg@5", "map", "micro_recall", "r_precision", "auc"],
+                           "uncertainty": {"method": "bootstrap", "replicates": 150}}
+    registry = get_registry()
+    names = ("ndcg", "map", "micro_recall", "r_precision", "auc")
+    keys = [key for key, m in registry.metrics.items()
+            if m.family == "ranking" and m.name in names]
+    assert len(keys) == len(names) and all(registry.metrics[key].ratio for key in keys)
+    calls = [0]
+
+    def counting(real: Any) -> Any:
+        def value(stats: Any, params: Any) -> Any:
+            calls[0] += 1
+            return real(stats, params)
+        return value
+
+    for key in keys:
+        m = registry.metrics[key]
+        monkeypatch.setitem(registry.metrics, key, replace(m, value=counting(m.value)))
+    arrays = evaluate(cfg, predictions=run, truth=truth)
+    assert calls[0] < 5 * 7 * 2  # the point values (overall and 6 segments), no replicate
+    for key in keys:  # the same metrics, each replicate through value
+        monkeypatch.setitem(registry.metrics, key, replace(registry.metrics[key], ratio=None))
+    each = evaluate(cfg, predictions=run, truth=truth)
+    assert calls[0] > 5 * 7 * 150
+    for got, want in zip([arrays, *arrays.segments], [each, *each.segments], strict=True):
+        for m, w in zip(got.metrics, want.metrics, strict=True):
+            assert m.ci is not None and m.ci.defined, m.id
+            assert (m.ci.low, m.ci.high, m.ci.std_error, m.ci.mc_error) == (
+                w.ci.low, w.ci.high, w.ci.std_error, w.ci.mc_error), m.id
+
+
 def test_ranking_t_interval_and_bootstrap(tmp_path: Path) -> None:
     rng = np.random.default_rng(9)
     q, k = 60, 15

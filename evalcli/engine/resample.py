@@ -30,7 +30,7 @@ import dataclasses
 import functools
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import polars as pl
 
@@ -285,18 +285,49 @@ def table_by(fs: FrameStat) -> tuple[str, ...] | None:
     return None
 
 
-def _frame_replicates(fs: FrameStat, df: pl.DataFrame, gr: Groups, weights: np.ndarray
-                      ) -> tuple[list[pl.DataFrame | None], bool]:
-    """A FrameStat's table in each row of ``weights``, and whether it was binned."""
+class _Stacked(NamedTuple):
+    """A FrameStat's table in every weighting (see :func:`_stacked`)."""
+
+    flat: pl.DataFrame
+    """The finalized per-group table."""
+    by: tuple[str, ...]
+    keys: pl.DataFrame
+    """The table's keys, one row per table row (no columns when ``by`` is empty)."""
+    vals: list[str]
+    array: np.ndarray
+    """Weightings x table rows x ``vals``; a table row all 0 in a weighting is no row."""
+    binned: bool
+
+
+def _frames_of(st: _Stacked, n: int) -> list[pl.DataFrame | None]:
+    """The table in each of the ``n`` weightings, as frames."""
     import numpy as np
-    n = weights.shape[0]
+    keep = (st.array != 0).any(axis=-1) if st.vals else \
+        np.ones(st.array.shape[:2], dtype=bool)
+    # every weighting's rows in one frame (weighting after weighting), each weighting's
+    # table a zero-copy slice of it: a frame per weighting would cost 0.1 ms each
+    rep_idx, k_idx = np.nonzero(keep)
+    columns = {c: st.keys[c].gather(k_idx) for c in st.by}
+    columns.update({c: pl.Series(c, st.array[rep_idx, k_idx, j])
+                    for j, c in enumerate(st.vals)})
+    big = pl.DataFrame([columns[c] for c in st.flat.columns if c != GROUP])
+    counts = np.bincount(rep_idx, minlength=n)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    return [big.slice(int(a), int(b)) for a, b in zip(starts, counts, strict=True)]
+
+
+def _stacked(fs: FrameStat, df: pl.DataFrame, gr: Groups, weights: np.ndarray
+             ) -> _Stacked | None:
+    """A FrameStat's table in each row of ``weights`` (its rows' sums over the groups each
+    weighting draws), as one array; ``None`` when its tables do not resample."""
+    import numpy as np
     by = table_by(fs)
     if by is None:
-        return [None] * n, False
+        return None
     flat = _finalized(df)
     vals = [c for c in flat.columns if c != GROUP and c not in by]
     if any(not flat.schema[c].is_numeric() and flat.schema[c] != pl.Boolean for c in vals):
-        return [None] * n, False
+        return None
     g_pos = _positions(gr.ids, flat[GROUP])
     binned = fs.group_build is not None  # (coarse values: the replicates are shifted too)
     if not by:  # one row per group: the sums of the group's queries, say
@@ -324,48 +355,63 @@ def _frame_replicates(fs: FrameStat, df: pl.DataFrame, gr: Groups, weights: np.n
                                      )["__k"].to_numpy().astype(np.int64)
     size = max(1, keys.height)
     cells = g_pos * size + k_pos
-    stacked = np.empty((n, size, len(vals)))
+    stacked = np.empty((weights.shape[0], size, len(vals)))
     for j, c in enumerate(vals):
         x = np.bincount(cells, weights=np.nan_to_num(
             flat[c].cast(pl.Float64).to_numpy(), nan=0.0), minlength=gr.ids.size * size)
         stacked[:, :, j] = weights @ x.reshape(gr.ids.size, size)
-    keep = (stacked != 0).any(axis=-1) if vals else np.ones((n, size), dtype=bool)
-    # every weighting's rows in one frame (weighting after weighting), each weighting's
-    # table a zero-copy slice of it: a frame per weighting would cost 0.1 ms each
-    rep_idx, k_idx = np.nonzero(keep)
-    columns = {c: keys[c].gather(k_idx) for c in by}
-    columns.update({c: pl.Series(c, stacked[rep_idx, k_idx, j]) for j, c in enumerate(vals)})
-    big = pl.DataFrame([columns[c] for c in flat.columns if c != GROUP])
-    counts = np.bincount(rep_idx, minlength=n)
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    return [big.slice(int(a), int(b)) for a, b in zip(starts, counts, strict=True)], binned
+    return _Stacked(flat, by, keys, vals, stacked, binned)
 
 
-def replicate_statistics(stats: Mapping[str, Stat], group_parts: Mapping[str, pl.DataFrame],
-                         gr: Groups, plan_stats: frozenset[str] = frozenset()
-                         ) -> tuple[list[dict[str, Any]], bool]:
-    """Every statistic's value in each weighting (see :class:`Groups`), from the per-group
-    partials (``agg`` rows and ``frame:<key>`` tables keyed by :data:`GROUP`)."""
+def replicate_values(plan: Plan, stats: Mapping[str, Stat],
+                     group_parts: Mapping[str, pl.DataFrame], gr: Groups, ctx: Context,
+                     plan_stats: frozenset[str] = frozenset()) -> tuple[np.ndarray, bool]:
+    """Each metric's value in each weighting of ``gr`` (rows x metrics, NaN where undefined),
+    and whether a table was binned, from the per-group partials (``agg`` rows and
+    ``frame:<key>`` tables keyed by :data:`GROUP`).
+
+    A metric whose value is a ratio of two columns of its one table of sums
+    (:attr:`~evalcli.metrics.base.Metric.ratio`: a mean over queries) is divided as arrays,
+    every weighting at once; any other metric's ``value`` is called once per weighting, on
+    its statistics' tables in that weighting (100 segments x 21 ranking metrics x 1,000
+    replicates: 2 million calls)."""
+    import numpy as np
     n = gr.weights.shape[0]
-    out: list[dict[str, Any]] = [{} for _ in range(n)]
-    binned = False
     own = plan_stats if plan_stats else frozenset(stats)
+    keys = [[s.key for s in pm.metric.stats(pm.params, ctx) if not details_only(s)]
+            for pm in plan.metrics]
+    aggs: dict[str, list[Any]] = {}
+    tables: dict[str, _Stacked | None] = {}
+    binned = False
     for key, st in stats.items():
         if key not in own:
             continue
+        df = group_parts.get("agg" if isinstance(st, AggStat) else f"frame:{st.key}")
         if isinstance(st, AggStat):
-            df = group_parts.get("agg")
-            vals: list[Any] = _agg_replicates(st, df, gr, gr.weights) if df is not None \
+            aggs[key] = _agg_replicates(st, df, gr, gr.weights) if df is not None \
                 else [None] * n
         else:
-            df = group_parts.get(f"frame:{st.key}")
-            if df is None:
-                vals = [None] * n
-            else:
-                vals, b = _frame_replicates(st, df, gr, gr.weights)
-                binned = binned or b
-        for i, v in enumerate(vals):
-            out[i][key] = v
+            got = _stacked(st, df, gr, gr.weights) if df is not None else None
+            tables[key] = got
+            binned = binned or (got is not None and got.binned)
+    out = np.full((n, len(plan.metrics)), np.nan)
+    by_value = []
+    for j, pm in enumerate(plan.metrics):
+        ratio = pm.metric.ratio(pm.params) if pm.metric.ratio and len(keys[j]) == 1 else None
+        got = tables.get(keys[j][0]) if ratio is not None else None
+        if ratio is None or got is None or got.by or not set(ratio) <= set(got.vals):
+            by_value.append(j)
+            continue
+        num, den = (got.array[:, 0, got.vals.index(c)] for c in ratio)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[:, j] = np.where(den != 0, num / den, np.nan)
+    if by_value:
+        read = {k for j in by_value for k in keys[j]}
+        each = dict(aggs)
+        each.update({k: _frames_of(got, n) if got is not None else [None] * n
+                     for k, got in tables.items() if k in read})
+        rep_stats = [{k: v[i] for k, v in each.items()} for i in range(n)]
+        _values_into(out, by_value, plan, rep_stats, keys, ctx)
     return out, binned
 
 
@@ -376,20 +422,19 @@ def to_ci(i: Interval) -> CI:
               mc_error=i.mc_error, reason=i.reason, note=i.note)
 
 
-def _replicate_values(plan: Plan, rep_stats: Sequence[dict[str, Any]], ctx: Context
-                      ) -> np.ndarray:
-    """Each metric's value in each weighting: rows x metrics (NaN where undefined)."""
-    import numpy as np
-    out = np.full((len(rep_stats), len(plan.metrics)), np.nan)
-    keys = [[s.key for s in pm.metric.stats(pm.params, ctx) if not details_only(s)]
-            for pm in plan.metrics]
+def _values_into(out: np.ndarray, metrics: Sequence[int], plan: Plan,
+                 rep_stats: Sequence[dict[str, Any]], keys: Sequence[Sequence[str]],
+                 ctx: Context) -> None:
+    """Set the value of each metric of ``metrics`` (indexes of the plan's) in each weighting
+    (a row of ``out``) from its statistics in it, by calling its ``value``."""
     for i, st in enumerate(rep_stats):
         memo = Memo()
-        for j, pm in enumerate(plan.metrics):
+        for j in metrics:
+            pm = plan.metrics[j]
             if any(st.get(k) is None for k in keys[j]):
                 continue
             own = TaskStatistics({k: st[k] for k in keys[j]}, memo, replicate=True,
-                             options=ctx.options)
+                                 options=ctx.options)
             try:
                 v = pm.metric.value(own, pm.params).value
             except AbsentLabel as exc:
@@ -398,7 +443,6 @@ def _replicate_values(plan: Plan, rep_stats: Sequence[dict[str, Any]], ctx: Cont
                 continue
             if v is not None:
                 out[i, j] = v
-    return out
 
 
 def closed_forms(plan: Plan, stats: Mapping[str, Any], natural: bool, ctx: Context,
@@ -544,8 +588,7 @@ class Material:
         undefined), and whether a table was binned."""
         rs = self.plan.resampling
         assert rs is not None
-        rep_stats, binned = replicate_statistics(self.stats, self.groups, gr, rs.stats)
-        return _replicate_values(self.plan, rep_stats, self.ctx), binned
+        return replicate_values(self.plan, self.stats, self.groups, gr, self.ctx, rs.stats)
 
 
 def estimate(plan: Plan, a: Aligned, stats: Mapping[str, Stat],
@@ -576,10 +619,12 @@ def estimate(plan: Plan, a: Aligned, stats: Mapping[str, Stat],
     intervals_for(plan, overall[0], closed, rep, gr, binned, resampled)
     if segments:
         seg_cols = [SEG + s for s in a.segments]
-        # each per-group table cut by segment once (not filtered once per segment)
+        # each per-group table cut by segment once (not filtered once per segment), a
+        # table's exact sums made values first, once (not once per segment: a query each)
         g_seg = {k: (df.drop(seg_cols).clear(),
                      df.partition_by(seg_cols, as_dict=True, include_key=False))
-                 for k, df in _group_frames(parts, "gseg", seg_cols).items()}
+                 for k, df in ((k, _finalized(df) if k.startswith("frame:") else df)
+                               for k, df in _group_frames(parts, "gseg", seg_cols).items())}
         for key, results, seg_stats in segments:
             closed = closed_forms(plan, seg_stats, natural, ctx, unweighted)
             values_, b = None, False
@@ -592,10 +637,9 @@ def estimate(plan: Plan, a: Aligned, stats: Mapping[str, Stat],
                           for st in pm.metric.stats(pm.params, ctx)}
                 at = tuple(key[s] for s in a.segments)
                 sel = {k: cut.get(at, empty) for k, (empty, cut) in g_seg.items()}
-                reps, b = replicate_statistics(
-                    {k: st for k, st in stats.items() if k in wanted}, sel, gr,
+                values_, b = replicate_values(
+                    plan, {k: st for k, st in stats.items() if k in wanted}, sel, gr, ctx,
                     rs.stats & wanted)
-                values_ = _replicate_values(plan, reps, ctx)
             intervals_for(plan, results, closed, values_, gr, b, resampled)
     settings = {"level": rs.level, "method": rs.method, "replicates": rs.replicates,
                 "seed": rs.seed, "unit": unit_name, "groups": int(gr.ids.size)}

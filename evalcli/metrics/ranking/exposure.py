@@ -41,6 +41,7 @@ from evalcli.metrics.ranking.stats import (
     T_INTERVAL_DOC,
     grouped_sums,
     keyed,
+    mean_ratio,
     query_stat,
     query_sum,
     ratio_rows,
@@ -243,7 +244,7 @@ METRICS: list[Metric] = [
         "bias, lower is less biased",
         formula="ARP@k = mean over queries of mean_{i in top_k(q)} φ(i); φ(i) = number of "
         "users who interacted with i in the training data",
-        direction="lower", needs=(), stats=_arp_stats, value=_arp_value,
+        direction="lower", needs=(), stats=_arp_stats, value=_arp_value, ratio=mean_ratio,
         interval=t_interval_of, interval_doc=T_INTERVAL_DOC,
         params=(K_REQUIRED, TIES.param, THRESHOLD, COMPAT),
         conventions="φ(i) comes from the train_file option (distinct users per item), else the "

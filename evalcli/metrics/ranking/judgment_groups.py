@@ -37,7 +37,7 @@ from evalcli.metrics.ranking.conventions import (
 )
 from evalcli.metrics.ranking.conventions import RELEVANT as RELEVANT_CONV
 from evalcli.metrics.ranking.frame import F64, IT, JUDGED, ORDER, REC, REL, Q, joined_per_query
-from evalcli.metrics.ranking.stats import query_stat, safe_ratio, value_of
+from evalcli.metrics.ranking.stats import mean_ratio, query_stat, safe_ratio, value_of
 from evalcli.metrics.ranking.task import FAMILY
 from evalcli.metrics.ranking.trec import MULT
 
@@ -130,7 +130,7 @@ def _metric(name: str, summary: str, formula: str, peer: str, example: str,
             extra: Sequence[Any] = (), aliases: tuple[str, ...] = ()) -> Metric:
     return Metric(
         name=name, family=FAMILY, summary=summary, formula=formula, direction="higher",
-        needs=(), stats=_stats(name), value=_mean,
+        needs=(), stats=_stats(name), value=_mean, ratio=mean_ratio,
         params=(*extra, *(cv.param for cv in CONVS), THRESHOLD, RELEVANT_CONV.param, COMPAT),
         conventions=_SOURCE + conventions_text(CONVS), peer=peer, aliases=aliases,
         cutoff="k" if any(p.name == "k" for p in extra) else None, range=(0.0, 1.0),

@@ -52,6 +52,7 @@ from evalcli.metrics.ranking.frame import (
 )
 from evalcli.metrics.ranking.stats import (
     T_INTERVAL_DOC,
+    mean_ratio,
     query_stat,
     query_sum,
     safe_ratio,
@@ -158,6 +159,11 @@ def _stats_for(name: str, convs: Sequence[Convention], value: ValueExpr,
     return stats
 
 
+def _micro_ratio(params: Params) -> tuple[str, str]:
+    """:attr:`~evalcli.metrics.base.Metric.ratio` of micro recall: Σ w·hits / Σ w·R."""
+    return ("sum_hits", "sum_rel")
+
+
 def _value_for(micro: bool = False) -> Callable[[StatValues, Params], MetricValue]:
     def value(stats: StatValues, params: Params) -> MetricValue:
         return value_of(stats, params.get("k"), ("sum_hits", "sum_rel") if micro else None)
@@ -174,7 +180,8 @@ def _metric(name: str, summary: str, formula: str, value: ValueExpr,
     return Metric(
         name=name, family=FAMILY, summary=summary, formula=formula, direction="higher",
         needs=(), stats=_stats_for(name, convs, value, micro, own),
-        value=_value_for(micro), params=params, interval=None if micro else t_interval_of,
+        value=_value_for(micro), params=params,
+        ratio=_micro_ratio if micro else mean_ratio, interval=None if micro else t_interval_of,
         interval_doc="" if micro else T_INTERVAL_DOC,
         conventions=(extra_conv + " " if extra_conv else "") + conventions_text(convs)
         + " Relevant: relevance >= relevance_threshold (unjudged items are not relevant)."
@@ -374,7 +381,7 @@ METRICS.append(Metric(
     name="r_precision", family=FAMILY,
     summary="precision at R, the number of relevant items of the query (R capped by k)",
     formula="R-prec = hits@R / R; with k: R' = min(R, k), hits@R' / R'", direction="higher",
-    needs=(), stats=_rprec_stats, value=_rprec_value,
+    needs=(), stats=_rprec_stats, value=_rprec_value, ratio=mean_ratio,
     params=(K, *(cv.param for cv in R_CONVS), THRESHOLD, RELEVANT.param, COMPAT),
     interval=t_interval_of, interval_doc=T_INTERVAL_DOC,
     conventions=TIE_NOTE + " k: R is capped by k (recommenders' r_precision_at_k); unset, R "
@@ -435,7 +442,8 @@ METRICS.append(Metric(
     "averaged over queries",
     formula="AUC_q = #{(i relevant, j not): i above j} / (#relevant · #non-relevant), a tie "
     "counts 1/2; mean over queries",
-    direction="higher", needs=(), stats=_auc_stats, value=_auc_value, interval=t_interval_of,
+    direction="higher", needs=(), stats=_auc_stats, value=_auc_value, ratio=mean_ratio,
+    interval=t_interval_of,
     interval_doc=T_INTERVAL_DOC,
     params=(*(cv.param for cv in AUC_CONVS), UNSCORED, THRESHOLD, RELEVANT.param, COMPAT),
     conventions="Pairs are formed within each query's recommended items: relevant items against "

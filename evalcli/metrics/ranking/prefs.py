@@ -57,7 +57,13 @@ from evalcli.metrics.ranking.conventions import (
 )
 from evalcli.metrics.ranking.conventions import RELEVANT as RELEVANT_CONV
 from evalcli.metrics.ranking.frame import F64, IT, JUDGED, ORDER, REC, REL, Q, joined_per_query
-from evalcli.metrics.ranking.stats import query_stat, query_sum, safe_ratio, value_of
+from evalcli.metrics.ranking.stats import (
+    mean_ratio,
+    query_stat,
+    query_sum,
+    safe_ratio,
+    value_of,
+)
 from evalcli.metrics.ranking.task import FAMILY
 
 c = pl.col
@@ -358,6 +364,7 @@ METRICS: list[Metric] = [
         "avgjg_Rnonrel: avgjg with each judgment group's non-relevant documents brought to "
         "its R relevant ones",
         direction="higher", needs=(), stats=_stats("prefs", "measure", False), value=_mean,
+        ratio=mean_ratio,
         params=(MEASURE, *(cv.param for cv in CONVS), THRESHOLD, RELEVANT_CONV.param, COMPAT),
         conventions=_SOURCE + "A preference between two documents not retrieved counts as "
         "failed in simp, avgjg and pair. Mean over queries, weighted by the query weight when "

@@ -206,6 +206,12 @@ def t_interval_of(stats: Mapping[str, Any], params: Params, level: float, unweig
     return t_interval(mean, math.sqrt(var / n), n - 1, level)
 
 
+def mean_ratio(params: Params) -> tuple[str, str]:
+    """:attr:`~evalcli.metrics.base.Metric.ratio` of a mean over queries as :func:`value_of`
+    computes it: Σ w·v / Σ w."""
+    return ("sum_wv", "sum_w")
+
+
 def value_of(stats: Mapping[str, Any], k: int | None,
              ratio: tuple[str, str] | None = None) -> MetricValue:
     """A mean over queries (or a ratio of sums) with details and notes on the policies used

@@ -65,6 +65,7 @@ from evalcli.metrics.ranking.frame import (
 )
 from evalcli.metrics.ranking.stats import (
     T_INTERVAL_DOC,
+    mean_ratio,
     query_stat,
     query_sum,
     safe_ratio,
@@ -155,6 +156,7 @@ def _metric(name: str, summary: str, formula: str, build: Build, *,
         needs=(),
         stats=_stats_for(name, convs, build, [p.name for p in own], geometric),
         value=_geometric_value if geometric else _mean_value, params=params,
+        ratio=None if geometric else mean_ratio,
         interval=None if geometric else t_interval_of,
         interval_doc="" if geometric else T_INTERVAL_DOC,
         conventions=(conventions + " " if conventions else "") + ties + " "
