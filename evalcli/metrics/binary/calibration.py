@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import polars as pl
 
@@ -77,26 +77,40 @@ def quantile_edges(score: np.ndarray, weight: np.ndarray, bins: int) -> list[flo
     return out
 
 
-def reliability(pts: Points, bins: int, strategy: str) -> pl.DataFrame:
-    """The non-empty bins of a table of counts per score: their index (from 0), weight
-    ``w``, weighted positives ``pos`` and weighted score sum ``score_sum``.
+class Bins(NamedTuple):
+    """The non-empty bins of counts per score: their index (from 0), weight ``w``, weighted
+    positives ``pos`` and weighted score sum ``score_sum``, one entry per bin. Arrays, not a
+    frame: a bootstrap bins a table per replicate and segment (:meth:`frame` for a report)."""
+
+    bin: np.ndarray
+    w: np.ndarray
+    pos: np.ndarray
+    score_sum: np.ndarray
+
+    def frame(self) -> pl.DataFrame:
+        """The bins as a frame, one row per bin."""
+        return pl.DataFrame(self._asdict())
+
+
+def reliability(pts: Points, bins: int, strategy: str) -> Bins:
+    """The non-empty bins of a table of counts per score (:class:`Bins`).
 
     >>> t = pl.DataFrame({"score": [0.9, 0.8, 0.3, 0.1], "pos": [1.0, 0.0, 1.0, 0.0],
     ...                   "neg": [0.0, 1.0, 0.0, 1.0]})
     >>> from evalcli.metrics.binary.stats import SCORE_COUNTS
-    >>> reliability(points({SCORE_COUNTS: t}), 2, "uniform").rows()
+    >>> reliability(points({SCORE_COUNTS: t}), 2, "uniform").frame().rows()
     [(0, 2.0, 1.0, 0.4), (1, 2.0, 1.0, 1.7000000000000002)]
     """
     # ascending, in the order of the points (highest first) reversed: the same bits from any
     # engine's table of the same counts
-    score = pts.table["score"].to_numpy()[::-1]
-    pos = pts.table["pos"].to_numpy()[::-1]
-    weight = pos + pts.table["neg"].to_numpy()[::-1]
+    score = pts.score[::-1]
+    pos = pts.pos[::-1]
+    weight = pos + pts.neg[::-1]
     return bin_counts(score, pos, weight, bins, strategy)
 
 
 def bin_counts(score: np.ndarray, pos: np.ndarray, weight: np.ndarray, bins: int,
-               strategy: str) -> pl.DataFrame:
+               strategy: str) -> Bins:
     """:func:`reliability` of counts per distinct score given as arrays, ``score``
     ascending (the multiclass calibration metrics bin their confidences with it)."""
     import numpy as np
@@ -105,34 +119,32 @@ def bin_counts(score: np.ndarray, pos: np.ndarray, weight: np.ndarray, bins: int
     at = np.searchsorted(np.array(edges[1:-1], dtype=np.float64), score, side="left")
     w = np.bincount(at, weights=weight, minlength=bins)
     keep = np.flatnonzero(w > 0)
-    return pl.DataFrame({
-        "bin": keep.astype(np.int64), "w": w[keep],
-        "pos": np.bincount(at, weights=pos, minlength=bins)[keep],
-        "score_sum": np.bincount(at, weights=score * weight, minlength=bins)[keep],
-    })
+    return Bins(keep.astype(np.int64), w[keep],
+                np.bincount(at, weights=pos, minlength=bins)[keep],
+                np.bincount(at, weights=score * weight, minlength=bins)[keep])
 
 
-def _bins_of(stats: StatValues, params: Params) -> pl.DataFrame:
+def _bins_of(stats: StatValues, params: Params) -> Bins:
     pts = points(stats)
     bins, strategy = int(params["bins"]), str(params["strategy"])
-    return memo_of(stats).get(pts.table, ("calibration bins", bins, strategy),
+    return memo_of(stats).get(pts, ("calibration bins", bins, strategy),
                               lambda: reliability(pts, bins, strategy))
 
 
-def calibration_of(table: pl.DataFrame, kind: str) -> MetricValue:
-    """ECE (``kind`` ece) or MCE of a table of :func:`reliability`'s bins."""
+def calibration_of(table: Bins, kind: str) -> MetricValue:
+    """ECE (``kind`` ece) or MCE of :func:`reliability`'s bins."""
     import numpy as np
-    if not table.height:
+    if not table.bin.size:
         return MetricValue(None, notes=["no rows (or zero total weight)"])
-    w, pos, ssum = (table[c].to_numpy() for c in ("w", "pos", "score_sum"))
+    w, pos, ssum = table.w, table.pos, table.score_sum
     gap = np.abs(pos - ssum)  # W_b · |positive rate − mean score| of each bin
-    used = {"bins_used": table.height}
+    used = {"bins_used": int(table.bin.size)}
     if kind == "ece":
         return MetricValue(math.fsum(gap) / math.fsum(w), details=used)
     err = gap / w
     i = int(np.flatnonzero(err == err.max())[0])  # the lowest bin reaching the maximum
     return MetricValue(float(err[i]), details={
-        **used, "bin": int(table["bin"][i]), "mean_score": float(ssum[i] / w[i]),
+        **used, "bin": int(table.bin[i]), "mean_score": float(ssum[i] / w[i]),
         "positive_rate": float(pos[i] / w[i]), "weight": float(w[i])})
 
 

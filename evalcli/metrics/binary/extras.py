@@ -71,15 +71,15 @@ def metric_tables(counts: pl.DataFrame, metrics: Planned) -> dict[str, pl.DataFr
         groups.append(10)
     pts = points({SCORE_COUNTS: counts})
     out: dict[str, pl.DataFrame] = {}
-    if binnings and pts.table.height:
+    if binnings and pts.size:
         out["reliability"] = pl.concat([
-            reliability(pts, bins, strategy).select(
+            reliability(pts, bins, strategy).frame().select(
                 pl.lit(bins, pl.Int64).alias("bins"), pl.lit(strategy).alias("strategy"),
                 "bin", (pl.col("score_sum") / pl.col("w")).alias("mean_score"),
                 (pl.col("pos") / pl.col("w")).alias("fraction_positive"),
                 pl.col("w").alias("weight"))
             for bins, strategy in binnings])
-    if groups and pts.table.height and pts.p > 0:
+    if groups and pts.size and pts.p > 0:
         out["gain"] = pl.concat([
             gain_table(pts, g).select(pl.lit(g, pl.Int64).alias("groups"), pl.all())
             for g in groups])

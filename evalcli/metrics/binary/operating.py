@@ -10,6 +10,7 @@ them read (:func:`points`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -28,17 +29,33 @@ F64 = pl.Float64
 
 # --------------------------------------------------------------------------- the points
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Points:
-    """The operating points of a table of counts per score: one row per distinct score that
+    """The operating points of a table of counts per score: one entry per distinct score that
     carries weight, highest first, with its own ``pos`` and ``neg`` and the cumulative ``tp``
     and ``fp`` of predicting positive when ``score >= threshold``; ``p`` and ``n`` are the
     weights of the positives and the negatives (the last cumulative counts, so that the lowest
-    threshold's recall is exactly 1)."""
+    threshold's recall is exactly 1). Arrays, not a frame: a bootstrap reads a table of points
+    per replicate and segment (:attr:`table` builds the frame when asked)."""
 
-    table: pl.DataFrame
+    score: np.ndarray
+    pos: np.ndarray
+    neg: np.ndarray
+    tp: np.ndarray
+    fp: np.ndarray
     p: float
     n: float
+
+    @property
+    def size(self) -> int:
+        """The number of points."""
+        return int(self.score.size)
+
+    @functools.cached_property
+    def table(self) -> pl.DataFrame:
+        """The points as a frame (columns :data:`SCHEMA`)."""
+        return pl.DataFrame({c: getattr(self, c) for c in SCHEMA},
+                            schema={c: F64 for c in SCHEMA})
 
 
 def points(stats: StatValues) -> Points:
@@ -60,30 +77,33 @@ SCHEMA = ("score", "pos", "neg", "tp", "fp")
 
 
 def _cumulate(table: pl.DataFrame) -> Points:
-    # one order (highest score first) and one chunk: the running sums add row after row, so
-    # another engine's table of the same counts gives the same bits. Scores carried only by
-    # zero-weight rows are left out (a zero weight is no row, as in scikit-learn).
-    df = table
-    if not df.get_column("score").is_sorted(descending=True):
-        df = df.sort("score", descending=True)
-    if df.n_chunks() > 1:
-        df = df.rechunk()
-    # (in NumPy: no query to plan, for a bootstrap's table per replicate; the running sums
-    # add row after row as Polars' do)
-    score, pos, neg = (df.get_column(c).cast(F64).to_numpy() for c in ("score", "pos", "neg"))
+    # one order (highest score first): the running sums add row after row, so another
+    # engine's table of the same counts gives the same bits. Scores carried only by
+    # zero-weight rows are left out (a zero weight is no row, as in scikit-learn). In NumPy:
+    # no query to plan, for a bootstrap's table per replicate; the running sums add row
+    # after row as Polars' do.
+    import numpy as np
+    score, pos, neg = (table.get_column(c).cast(F64).to_numpy() for c in ("score", "pos", "neg"))
+    if score.size > 1 and not bool((score[:-1] >= score[1:]).all()):
+        if bool((score[:-1] < score[1:]).all()):  # distinct, ascending (a replicate's table)
+            score, pos, neg = score[::-1], pos[::-1], neg[::-1]
+        else:  # (NaN, repeated scores: Polars' order, as the pass's tables have it)
+            df = table.sort("score", descending=True)
+            score, pos, neg = (df.get_column(c).cast(F64).to_numpy()
+                               for c in ("score", "pos", "neg"))
     keep = (pos + neg) > 0
     if not keep.all():
         score, pos, neg = score[keep], pos[keep], neg[keep]
-    out = pl.DataFrame({"score": score, "pos": pos, "neg": neg, "tp": pos.cumsum(),
-                        "fp": neg.cumsum()}, schema={c: F64 for c in SCHEMA})
-    if not out.height:
-        return Points(out, 0.0, 0.0)
-    return Points(out, float(out["tp"][-1]), float(out["fp"][-1]))
+    score, pos, neg = (np.ascontiguousarray(a) for a in (score, pos, neg))
+    tp, fp = pos.cumsum(), neg.cumsum()
+    if not score.size:
+        return Points(score, pos, neg, tp, fp, 0.0, 0.0)
+    return Points(score, pos, neg, tp, fp, float(tp[-1]), float(fp[-1]))
 
 
 def _undefined(pts: Points, *, positives: bool, negatives: bool) -> MetricValue | None:
     """The value when the points cannot define the metric (the notes of the curve metrics)."""
-    if not pts.table.height:
+    if not pts.size:
         return MetricValue(None, notes=["no rows"])
     if positives and pts.p <= 0:
         return MetricValue(None, notes=["undefined: no positive labels"])
@@ -128,9 +148,7 @@ def _rate(name: str, tp: np.ndarray, fp: np.ndarray, p: float, n: float) -> np.n
 
 
 def _columns(pts: Points) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    t = pts.table
-    return (t.get_column("score").to_numpy(), t.get_column("tp").to_numpy(),
-            t.get_column("fp").to_numpy())
+    return pts.score, pts.tp, pts.fp
 
 
 def _constrained_value(spec: Constrained) -> Callable[[StatValues, Params], MetricValue]:
@@ -177,7 +195,7 @@ CONSTRAINED = {
 
 def _min_cost_value(stats: StatValues, params: Params) -> MetricValue:
     pts = points(stats)
-    if not pts.table.height:
+    if not pts.size:
         return MetricValue(None, notes=["no rows"])
     c_fp, c_fn = float(params["fp_cost"]), float(params["fn_cost"])
     total = pts.p + pts.n
@@ -202,11 +220,10 @@ def _top(pts: Points, fraction: float) -> tuple[float, float, float]:
     the lowest score in it. The rows tied at the cut count in part: the share of their weight
     the top still holds (the expected value over the orders of the tied rows)."""
     k = fraction * (pts.p + pts.n)
-    t = pts.table
-    m = t.get_column("tp").to_numpy() + t.get_column("fp").to_numpy()
+    m = pts.tp + pts.fp
     reached = (m >= k).nonzero()[0]
-    i = int(reached[0]) if reached.size else t.height - 1  # (k rounded above the total)
-    score, pos, neg, tp = (float(t.get_column(c)[i]) for c in ("score", "pos", "neg", "tp"))
+    i = int(reached[0]) if reached.size else pts.size - 1  # (k rounded above the total)
+    score, pos, neg, tp = (float(a[i]) for a in (pts.score, pts.pos, pts.neg, pts.tp))
     before = float(m[i]) - pos - neg
     share = min(max((k - before) / (pos + neg), 0.0), 1.0)
     return k, (tp - pos) + pos * share, float(score)
@@ -251,11 +268,15 @@ def gain_table(pts: Points, groups: int) -> pl.DataFrame:
     >>> gain_table(points({SCORE_COUNTS: t}), 2).select("positives", "gain", "lift").rows()
     [(1.5, 0.75, 1.5), (2.0, 1.0, 1.0)]
     """
+    return pl.DataFrame(_gains(pts, groups))
+
+
+def _gains(pts: Points, groups: int) -> dict[str, np.ndarray]:
+    """:func:`gain_table`'s columns, as arrays (no frame: lift_table's value in a bootstrap's
+    replicates)."""
     import numpy as np
-    tab = pts.table
-    pos, neg = tab["pos"].to_numpy(), tab["neg"].to_numpy()
-    tp, score = tab["tp"].to_numpy(), tab["score"].to_numpy()
-    m = tp + tab["fp"].to_numpy()
+    pos, neg, tp, score = pts.pos, pts.neg, pts.tp, pts.score
+    m = tp + pts.fp
     total = pts.p + pts.n
     fraction = np.array([j / groups for j in range(1, groups + 1)])
     k = fraction * total  # the same floating-point operations as _top's
@@ -269,10 +290,10 @@ def gain_table(pts: Points, groups: int) -> pl.DataFrame:
     group_w = np.diff(k, prepend=0.0)
     group_rate = np.diff(hits, prepend=0.0) / group_w
     gain = hits / pts.p
-    return pl.DataFrame({
+    return {
         "group": np.arange(1, groups + 1, dtype=np.int64), "fraction": fraction,
         "threshold": score[at], "weight": k, "positives": hits, "gain": gain,
-        "lift": (hits / k) / base, "group_rate": group_rate, "group_lift": group_rate / base})
+        "lift": (hits / k) / base, "group_rate": group_rate, "group_lift": group_rate / base}
 
 
 def _lift_table_value(stats: StatValues, params: Params) -> MetricValue:
@@ -281,13 +302,12 @@ def _lift_table_value(stats: StatValues, params: Params) -> MetricValue:
     if bad is not None:
         return bad
     groups = int(params["groups"])
-    table = memo_of(stats).get(pts.table, ("gain table", groups),
-                               lambda: gain_table(pts, groups))
-    first = table.row(0, named=True)
-    return MetricValue(float(first["lift"]),
-                       details={"base_rate": pts.p / (pts.p + pts.n),
-                                "groups": table.to_dicts()},
-                       caption=_at(float(first["threshold"])))
+    table = memo_of(stats).get(pts, ("gain table", groups), lambda: _gains(pts, groups))
+    rows = [dict(zip(table, r, strict=True)) for r in zip(*(a.tolist() for a in table.values()),
+                                                           strict=True)]
+    return MetricValue(rows[0]["lift"],
+                       details={"base_rate": pts.p / (pts.p + pts.n), "groups": rows},
+                       caption=_at(rows[0]["threshold"]))
 
 
 # --------------------------------------------------------------------------- declarations

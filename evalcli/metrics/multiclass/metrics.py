@@ -24,7 +24,7 @@ from evalcli.metrics.base import (
     absent_label,
     memo_of,
 )
-from evalcli.metrics.binary.calibration import BINNING, bin_counts, calibration_of
+from evalcli.metrics.binary.calibration import BINNING, Bins, bin_counts, calibration_of
 from evalcli.metrics.binary.calibration import PARAMS as CAL_PARAMS
 from evalcli.metrics.multiclass.stats import (
     CLASS_SCORES,
@@ -524,7 +524,7 @@ def _ap_value(stats: StatValues, params: Params) -> MetricValue:
 
 # --------------------------------------------------------------------------- calibration
 
-def _top_label_bins(stats: StatValues, bins: int, strategy: str) -> pl.DataFrame:
+def _top_label_bins(stats: StatValues, bins: int, strategy: str) -> Bins:
     import numpy as np
     df: pl.DataFrame = stats[TOP_LABEL]
     # one fixed order (confidence, then wrong before right): the same sums from any engine
@@ -538,7 +538,7 @@ def _top_label_bins(stats: StatValues, bins: int, strategy: str) -> pl.DataFrame
 
 
 def _classwise_bins(stats: StatValues, bins: int, strategy: str
-                    ) -> list[tuple[Any, pl.DataFrame]]:
+                    ) -> list[tuple[Any, Bins]]:
     import numpy as np
     df = _ordered(stats[CLASS_SCORES]).sort("class", "s", "label")
     out = []
