@@ -227,7 +227,7 @@ def test_ratio_metrics_replicates_are_divided_as_arrays(monkeypatch) -> None:
     """A mean over queries (Metric.ratio) divides its replicates' sums as arrays: its value
     is not called once per replicate and segment (21 metrics, 100 segments: 2 million calls,
     36 s, now 3 s), and its intervals are those of the value called per replicate, bit for
-    bit, micro recall's (Σ hits / Σ R) included."""
+    bit, micro recall's (Σ hits / Σ R) and a count's (a total, no divisor) included."""
     from dataclasses import replace
 
     from evalcli.metrics.registry import get_registry
@@ -240,10 +240,11 @@ def test_ratio_metrics_replicates_are_divided_as_arrays(monkeypatch) -> None:
         score=pl.Series(truth["relevance"].to_numpy() + rng.normal(0, 1.5, q * k)),
         seg=pl.Series([f"s{i // k % 6}" for i in range(q * k)]))
     cfg: dict[str, Any] = {"task": "ranking", "group_by": ["seg"],
-                           "metrics": ["ndcg@5", "map", "micro_recall", "r_precision", "auc"],
+                           "metrics": ["ndcg@5", "map", "micro_recall", "r_precision", "auc",
+                                       "num_rel_ret"],
                            "uncertainty": {"method": "bootstrap", "replicates": 150}}
     registry = get_registry()
-    names = ("ndcg", "map", "micro_recall", "r_precision", "auc")
+    names = ("ndcg", "map", "micro_recall", "r_precision", "auc", "num_rel_ret")
     keys = [key for key, m in registry.metrics.items()
             if m.family == "ranking" and m.name in names]
     assert len(keys) == len(names) and all(registry.metrics[key].ratio for key in keys)
@@ -259,11 +260,11 @@ def test_ratio_metrics_replicates_are_divided_as_arrays(monkeypatch) -> None:
         m = registry.metrics[key]
         monkeypatch.setitem(registry.metrics, key, replace(m, value=counting(m.value)))
     arrays = evaluate(cfg, predictions=run, truth=truth)
-    assert calls[0] < 5 * 7 * 2  # the point values (overall and 6 segments), no replicate
+    assert calls[0] < 6 * 7 * 2  # the point values (overall and 6 segments), no replicate
     for key in keys:  # the same metrics, each replicate through value
         monkeypatch.setitem(registry.metrics, key, replace(registry.metrics[key], ratio=None))
     each = evaluate(cfg, predictions=run, truth=truth)
-    assert calls[0] > 5 * 7 * 150
+    assert calls[0] > 6 * 7 * 150
     for got, want in zip([arrays, *arrays.segments], [each, *each.segments], strict=True):
         for m, w in zip(got.metrics, want.metrics, strict=True):
             assert m.ci is not None and m.ci.defined, m.id

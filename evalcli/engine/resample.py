@@ -399,10 +399,15 @@ def replicate_values(plan: Plan, stats: Mapping[str, Stat],
     for j, pm in enumerate(plan.metrics):
         ratio = pm.metric.ratio(pm.params) if pm.metric.ratio and len(keys[j]) == 1 else None
         got = tables.get(keys[j][0]) if ratio is not None else None
-        if ratio is None or got is None or got.by or not set(ratio) <= set(got.vals):
+        if ratio is None or got is None or got.by or \
+                not {c for c in ratio if c is not None} <= set(got.vals):
             by_value.append(j)
             continue
-        num, den = (got.array[:, 0, got.vals.index(c)] for c in ratio)
+        num = got.array[:, 0, got.vals.index(ratio[0])]
+        if ratio[1] is None:  # a total
+            out[:, j] = num
+            continue
+        den = got.array[:, 0, got.vals.index(ratio[1])]
         with np.errstate(divide="ignore", invalid="ignore"):
             out[:, j] = np.where(den != 0, num / den, np.nan)
     if by_value:

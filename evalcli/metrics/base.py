@@ -504,11 +504,12 @@ class Metric:
     run resamples the metric's natural unit: ``interval(stats, params, level, unweighted)``;
     ``None`` from the call (e.g. with weights) falls back to the bootstrap. Say which in
     :attr:`interval_doc`."""
-    ratio: Callable[[Params], tuple[str, str]] | None = None
+    ratio: Callable[[Params], tuple[str, str | None]] | None = None
     """When the value is one column of the metric's one statistic (a table of one row of sums,
     such as a mean over queries' Σ w·v and Σ w) divided by another, undefined when the
-    divisor is 0: ``ratio(params)`` names the two columns. A bootstrap then divides its
-    replicates as arrays instead of calling :attr:`value` once per replicate."""
+    divisor is 0: ``ratio(params)`` names the two columns (the second ``None``: the value is
+    the first column itself, a total). A bootstrap then divides its replicates as arrays
+    instead of calling :attr:`value` once per replicate."""
     interval_doc: str = ""
     """How the metric's confidence interval is computed, for ``metrics show`` and the docs:
     its closed form (and when it applies), or why there is none; empty: the bootstrap."""

@@ -505,6 +505,11 @@ def _count_stats(name: str) -> Callable[[Params, Context], Sequence[Stat]]:
     return stats
 
 
+def _total(params: Params) -> tuple[str, None]:
+    """:attr:`~evalcli.metrics.base.Metric.ratio` of a count: its total itself."""
+    return ("total", None)
+
+
 def _count_value(stats: StatValues, params: Params) -> MetricValue:
     mv = value_of(stats, None)
     df = next(iter(stats.values()))
@@ -517,6 +522,7 @@ def _count_metric(name: str) -> Metric:
     return Metric(
         name=name, family=FAMILY, summary=summary, formula=formula + " (a sum, not a mean)",
         direction="higher", needs=(), stats=_count_stats(name), value=_count_value,
+        ratio=_total,
         params=(*(cv.param for cv in COUNT_CONVS), THRESHOLD, RELEVANT.param, COMPAT),
         interval_doc="none: a count of the evaluated queries' items, not an estimate",
         conventions="A count, summed over the queries the policies keep (weights are not "
