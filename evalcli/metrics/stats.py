@@ -15,6 +15,7 @@ Everything else here works on small frames of statistics, never on the rows of t
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import struct
@@ -422,6 +423,13 @@ def _digits(row: Mapping[str, Any], name: str, k: int, j: int) -> int:
     return wrapped + _I64 * round((approx - wrapped) / _I64)
 
 
+@functools.lru_cache(maxsize=256)
+def _limbs(name: str, columns: tuple[str, ...]) -> int:
+    """How many limbs exact sum ``name`` has among ``columns`` (read once per set of columns:
+    a bootstrap combines a row per replicate and segment)."""
+    return sum(1 for c in columns if re.fullmatch(rf"{re.escape(name + MARK)}i\d+", c))
+
+
 def exact_total(rows: Sequence[Mapping[str, Any]], name: str) -> Fraction | float:
     """The exact sum of an exact sum's values from its partial rows (one per part): a
     Fraction, or a float when the sum is not finite (nan, or ±inf)."""
@@ -432,7 +440,7 @@ def exact_total(rows: Sequence[Mapping[str, Any]], name: str) -> Fraction | floa
         if j0 is None:  # an empty group
             continue
         j0 = int(j0)
-        limbs = sum(1 for c in row if re.fullmatch(rf"{re.escape(name + MARK)}i\d+", c))
+        limbs = _limbs(name, tuple(row))
         largest = max(abs(row.get(f"{name}{MARK}{p}") or 0.0) for p in ("hi", "lo"))
         if largest >= math.ldexp(1.0, j0 + 51):  # beyond a grid placed by a wrong bound
             return math.nan
