@@ -106,14 +106,12 @@ class Counts:
 
     def __init__(self, df: pl.DataFrame) -> None:
         self.dtype = df.schema["label"]
-        # the table's rows in a fixed order: the per-class sums below add in that order
-        df = df.sort("label", "prediction", nulls_last=True)
         self.cell: dict[tuple[Any, Any], float] = {}
         self.tp: dict[Any, float] = {}
         self.true: dict[Any, float] = {}
         self.pred: dict[Any, float] = {}
         self.rows = 0
-        for y, yhat, w, n in df.select("label", "prediction", "w", "n").iter_rows():
+        for y, yhat, w, n in _in_order(df):
             self.cell[(y, yhat)] = self.cell.get((y, yhat), 0.0) + w
             self.true[y] = self.true.get(y, 0.0) + w
             self.pred[yhat] = self.pred.get(yhat, 0.0) + w
@@ -153,6 +151,25 @@ class Counts:
 
     def fn(self, c: Any) -> float:
         return self.true.get(c, 0.0) - self.tp.get(c, 0.0)
+
+
+def _in_order(df: pl.DataFrame) -> list[tuple[Any, Any, float, int]]:
+    """A confusion table's rows (label, prediction, weight, count) in a fixed order, by label
+    then prediction, nulls last: the per-class sums add in that order. Sorted in Python
+    (no query: a bootstrap builds the counts once per replicate and segment) when the
+    classes are integers, text or flags; Polars orders any other type (NaN, categories).
+
+    >>> t = pl.DataFrame({"label": ["b", None, "a", "b"], "prediction": [None, "a", "b", "a"],
+    ...                   "w": [1.0, 2.0, 3.0, 4.0], "n": [1, 1, 1, 1]})
+    >>> [r[:2] for r in _in_order(t)]
+    [('a', 'b'), ('b', 'a'), ('b', None), (None, 'a')]
+    """
+    cols = ("label", "prediction", "w", "n")
+    if not all(t.is_integer() or t in (pl.String, pl.Boolean)
+               for t in (df.schema["label"], df.schema["prediction"])):
+        return df.sort("label", "prediction", nulls_last=True).select(cols).rows()
+    rows = zip(*(df.get_column(c).to_list() for c in cols), strict=True)
+    return sorted(rows, key=lambda r: (r[0] is None, r[0], r[1] is None, r[1]))
 
 
 def _split_list(values: Sequence[Any]) -> list[Any]:
