@@ -223,6 +223,29 @@ def test_segment_replicates_only_for_the_metrics_the_bootstrap_is_for(monkeypatc
                 single.metrics[0].ci.low, single.metrics[0].ci.high, single.metrics[0].ci.method)
 
 
+def test_a_segments_replicate_sums_use_the_columns_of_its_groups_only() -> None:
+    """A segment's sums over the groups each replicate draws multiply only the weights of the
+    groups its rows hold (not every group of the run with zeros for the others: 100 segments
+    of 10 queries and 627 groups made each product 60 times larger, and under load spun
+    BLAS threads: 39 s instead of 5). Equal to the full product up to rounding; the whole
+    run, which holds every group, uses the weights themselves."""
+    from evalcli.engine.resample import _held
+
+    rng = np.random.default_rng(5)
+    weights = rng.multinomial(40, np.full(40, 1 / 40), size=50).astype(np.float64)
+    g_pos = np.array([12, 3, 7, 7, 39])
+    w, local = _held(weights, g_pos)
+    assert w.shape == (50, 4) and (w[:, local] == weights[:, g_pos]).all()
+    x = rng.normal(size=g_pos.size)
+    full = np.zeros(40)
+    np.add.at(full, g_pos, x)
+    assert np.allclose(w @ np.bincount(local, weights=x, minlength=4), weights @ full,
+                       rtol=1e-13, atol=0)
+    every, same = _held(weights, np.arange(40)[::-1])
+    assert every is weights and (same == np.arange(40)[::-1]).all()
+    assert _held(weights, np.array([], dtype=np.int64))[0].shape == (50, 0)
+
+
 def test_ratio_metrics_replicates_are_divided_as_arrays(monkeypatch) -> None:
     """A mean over queries (Metric.ratio) divides its replicates' sums as arrays: its value
     is not called once per replicate and segment (21 metrics, 100 segments: 2 million calls,
