@@ -223,6 +223,35 @@ def test_segment_replicates_only_for_the_metrics_the_bootstrap_is_for(monkeypatc
                 single.metrics[0].ci.low, single.metrics[0].ci.high, single.metrics[0].ci.method)
 
 
+def test_quantile_calibration_of_a_segment_a_replicate_leaves_empty() -> None:
+    """ECE and MCE with quantile bins, for a segment of one row and one of zero-weight rows
+    only: a replicate that draws none of a segment's rows (or only zero weights) has no
+    bins, so no value; it crashed (exit 3) on the empty quantile edges before. Point values
+    stay those of the segment's rows."""
+    df = binary_data(seed=8, weights=True).with_columns(
+        pl.when(pl.int_range(pl.len()) == 0).then(pl.lit("one"))
+        .when(pl.int_range(pl.len()) < 6).then(pl.lit("weightless"))
+        .otherwise(pl.col("region")).alias("part"),
+        pl.when((pl.int_range(pl.len()) > 0) & (pl.int_range(pl.len()) < 6)).then(0.0)
+        .otherwise(pl.col("w")).alias("w"))
+    r = evaluate({"task": "binary", "group_by": ["part"],
+                  "metrics": [{"metric": "ece", "strategy": "quantile"},
+                              {"metric": "mce", "strategy": "quantile", "bins": 5}],
+                  "uncertainty": {"method": "bootstrap", "replicates": 200},
+                  "columns": {"weight": "w"}},
+                 predictions=df.select("id", "score", "part", "w"),
+                 truth=df.select("id", "label"))
+    segs = {s.key["part"]: s for s in r.segments}
+    one = df.row(0, named=True)
+    gap = abs(one["label"] - one["score"])
+    assert [m.value for m in segs["one"].metrics] == [pytest.approx(gap, abs=1e-12)] * 2
+    assert all(m.ci is not None and not m.ci.defined and m.ci.reason
+               for m in segs["one"].metrics)
+    assert all(m.value is None for m in segs["weightless"].metrics)
+    for key in ("eu", "us"):
+        assert all(m.ci is not None and m.ci.defined for m in segs[key].metrics)
+
+
 def test_a_segments_replicate_sums_use_the_columns_of_its_groups_only() -> None:
     """A segment's sums over the groups each replicate draws multiply only the weights of the
     groups its rows hold (not every group of the run with zeros for the others: 100 segments

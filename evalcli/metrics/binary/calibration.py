@@ -112,8 +112,18 @@ def reliability(pts: Points, bins: int, strategy: str) -> Bins:
 def bin_counts(score: np.ndarray, pos: np.ndarray, weight: np.ndarray, bins: int,
                strategy: str) -> Bins:
     """:func:`reliability` of counts per distinct score given as arrays, ``score``
-    ascending (the multiclass calibration metrics bin their confidences with it)."""
+    ascending (the multiclass calibration metrics bin their confidences with it). No score
+    (no row, or zero weight only; a bootstrap replicate that draws none of a segment's
+    rows): no bin.
+
+    >>> import numpy as np
+    >>> bin_counts(*(np.array([]) for _ in range(3)), 4, "quantile").bin.size
+    0
+    """
     import numpy as np
+    if not score.size:
+        empty = np.array([], dtype=np.float64)
+        return Bins(np.array([], dtype=np.int64), empty, empty, empty)
     edges = uniform_edges(bins) if strategy == "uniform" else \
         quantile_edges(score, weight, bins)
     at = np.searchsorted(np.array(edges[1:-1], dtype=np.float64), score, side="left")
