@@ -525,8 +525,14 @@ def _ap_value(stats: StatValues, params: Params) -> MetricValue:
 # --------------------------------------------------------------------------- calibration
 
 def _top_label_bins(stats: StatValues, bins: int, strategy: str) -> Bins:
+    """The bins of the top label's confidence, once per table and binning (the run's memo)."""
+    table: pl.DataFrame = stats[TOP_LABEL]
+    return memo_of(stats).get(table, ("top-label bins", bins, strategy),
+                              lambda: _top_label(table, bins, strategy))
+
+
+def _top_label(df: pl.DataFrame, bins: int, strategy: str) -> Bins:
     import numpy as np
-    df: pl.DataFrame = stats[TOP_LABEL]
     # one fixed order (confidence, then wrong before right): the same sums from any engine
     df = df.filter(pl.col("w") != 0).sort("conf", "correct")
     conf = df["conf"].to_numpy()
@@ -539,17 +545,32 @@ def _top_label_bins(stats: StatValues, bins: int, strategy: str) -> Bins:
 
 def _classwise_bins(stats: StatValues, bins: int, strategy: str
                     ) -> list[tuple[Any, Bins]]:
+    """Each class's bins of its own score (one-vs-rest), in class order; computed once per
+    table and binning (the run's memo: ECE and MCE share them, in each replicate too)."""
+    table: pl.DataFrame = stats[CLASS_SCORES]
+    return memo_of(stats).get(table, ("classwise bins", bins, strategy),
+                              lambda: _classwise(table, bins, strategy))
+
+
+def _classwise(table: pl.DataFrame, bins: int, strategy: str) -> list[tuple[Any, Bins]]:
     import numpy as np
-    df = _ordered(stats[CLASS_SCORES]).sort("class", "s", "label")
+    # one query, then the classes' runs of rows as slices of arrays (a bootstrap bins a
+    # table per replicate and segment: a frame per class cost a query each)
+    df = table.filter(pl.col("w") != 0).sort("class", "s", "label").select(
+        "class", "s", pl.col("w").cast(pl.Float64),
+        (pl.col("label") == pl.col("class")).fill_null(False).alias("pos"),
+        pl.col("class").rle_id().alias("run"))
+    s_all, w_all = df.get_column("s").to_numpy(), df.get_column("w").to_numpy()
+    pos_all = np.where(df.get_column("pos").to_numpy(), w_all, 0.0)
+    starts = np.flatnonzero(np.diff(df.get_column("run").to_numpy(), prepend=-1)).tolist()
     out = []
-    for (k,), part in df.group_by("class", maintain_order=True):
-        s = part["s"].to_numpy()
-        w = part["w"].to_numpy().astype(np.float64)
-        pos = np.where((part["label"] == k).to_numpy(), w, 0.0)
-        score, at = np.unique(s, return_inverse=True)
-        out.append((k, bin_counts(score, np.bincount(at, weights=pos, minlength=score.size),
-                                  np.bincount(at, weights=w, minlength=score.size), bins,
-                                  strategy)))
+    for a, b in zip(starts, [*starts[1:], df.height], strict=True):
+        w, pos = w_all[a:b], pos_all[a:b]
+        score, at = np.unique(s_all[a:b], return_inverse=True)
+        out.append((df.get_column("class")[a], bin_counts(score, np.bincount(at, weights=pos,
+                                                              minlength=score.size),
+                                           np.bincount(at, weights=w, minlength=score.size),
+                                           bins, strategy)))
     return out
 
 
