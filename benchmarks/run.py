@@ -7,6 +7,8 @@
     python benchmarks/run.py --streaming    # adds the 10^8-row case beyond memory (disk!)
     python benchmarks/run.py --spark --families binary --sizes 1e7 --no-align  # + engine spark
     python benchmarks/run.py --ci --families binary --sizes 1e5 --no-align  # + intervals' cost
+    python benchmarks/run.py --ci-segments --families binary --sizes 1e3 --no-align --no-peers
+                                            # + intervals over 20 to 100 segments
 
 Every measurement is a fresh process (``/usr/bin/time`` style: wall clock around the process,
 peak resident memory from ``wait4``), repeated ``--repeats`` times (at least 5), interleaved
@@ -546,6 +548,67 @@ def uncertainty_rows(quick: bool, repeats: int, spark: bool) -> dict[str, Any]:
     return out
 
 
+SEGMENT_CASES: tuple[tuple[str, int, int, tuple[str, ...], str], ...] = (
+    # family, size, segments, the --ci flags, the metrics (YAML; "" for every metric)
+    ("binary", 10**3, 20, ("--ci",),
+     "[accuracy, precision, recall, specificity, fpr, f1, {metric: fbeta, beta: 2}, mcc, "
+     "balanced_accuracy, auroc, auprc, average_precision, log_loss, brier, peak_f1, "
+     "{metric: recall_at_precision, min_precision: 0.9}, "
+     "{metric: precision_at_recall, min_recall: 0.9}, "
+     "{metric: sensitivity_at_specificity, min_specificity: 0.9}, "
+     "{metric: specificity_at_sensitivity, min_sensitivity: 0.9}, "
+     "{metric: min_cost, fp_cost: 1, fn_cost: 5}, precision_at_top@0.1, lift@0.1, lift_table, "
+     "ece, mce]"),
+    ("ranking", 10**3, 100, ("--ci", "--ci-method", "bootstrap"),
+     "[precision, recall, f1, hit_rate, hits@10, micro_recall, mrr, map, ndcg, dcg, "
+     "r_precision, auc, precision@10, recall@10, f1@10, hit_rate@10, mrr@10, map@10, ndcg@10, "
+     "dcg@10, map@100]"),
+    ("ranking", 10**3, 100, ("--ci", "--ci-method", "bootstrap"),
+     "[num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, bpref, gm_map, set_map, "
+     "utility, bin_g, g, ndcg_rel, rndcg, rbp, unjudged_fraction, infap]"),
+    ("multiclass", 10**5, 20, ("--ci",), ""),
+    ("regression", 10**5, 20, ("--ci", "--ci-method", "bca"), ""),
+)
+"""Intervals over many segments: each metric's replicates are computed per segment too."""
+
+
+def segment_rows(repeats: int) -> dict[str, Any]:
+    """Intervals per segment (:data:`SEGMENT_CASES`): each case's data with a segment column
+    added to the truth (the id's or the query's hash, modulo the count), timed as the median
+    of fresh processes."""
+    import polars as pl
+    import yaml
+
+    out: dict[str, Any] = {}
+    for i, (family, size, n, flags, metrics) in enumerate(SEGMENT_CASES):
+        folder = generate.generate(family, size, ("parquet", "csv"))
+        key = "query" if family == "ranking" else "id"
+        truth = folder / f"truth-seg{n}.parquet"
+        if not truth.exists():
+            pl.read_parquet(folder / "truth.parquet").with_columns(
+                pl.format("s{}", pl.col(key).hash(3) % n).alias("seg")).write_parquet(truth)
+        cfg = yaml.safe_load((folder / "config-parquet.yaml").read_text())
+        cfg.update({"truth": truth.name, "group_by": ["seg"]})
+        if metrics:
+            cfg["metrics"] = yaml.safe_load(metrics)
+        config = folder / f"config-seg-{i}.yaml"
+        config.write_text(yaml.safe_dump(cfg, sort_keys=False))
+        name = (f"{family} {size:,}, {n} segments, "
+                f"{len(cfg['metrics']) if metrics else 'every'} metrics, {' '.join(flags)}")
+        cmd = [EVALCLI, "run", str(config), "--format", "json", "--no-gate", *flags]
+        say(f"\n== {name}")
+        try:
+            run_proc(cmd)  # warm-up
+            runs = [run_proc(cmd) for _ in range(repeats)]
+        except ChildFailed as exc:
+            out[name] = {"error": str(exc)}
+            continue
+        out[name] = {"wall": statistics.median(p.wall for p in runs),
+                     "rss_mb": statistics.median(p.rss_mb for p in runs), "load": load()}
+        say(f"   {out[name]['wall']:.2f}s median of {repeats}")
+    return out
+
+
 def uncertainty_table(rows: dict[str, Any]) -> list[str]:
     lines = ["", "| intervals (1,000 replicates, every metric bootstrapped) | plain s | "
              "with intervals s | ratio (target <= 2x) | two systems paired s | ratio to plain | "
@@ -770,6 +833,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ci", action="store_true", help="add the cost of confidence intervals "
                     "and of a two-system paired comparison (binary 10^7 rows, ranking 10^5 "
                     "queries; --quick: 10^5 and 10^3) and the engines' equal intervals")
+    ap.add_argument("--ci-segments", action="store_true",
+                    help="add intervals over many segments (small data, every family)")
     args = ap.parse_args(argv)
     load_start = load()
     if args.repeats < 5:
@@ -823,6 +888,7 @@ def main(argv: list[str] | None = None) -> int:
 
     sparked = spark_rows(args.quick, args.spark_repeats) if args.spark else None
     intervals = uncertainty_rows(args.quick, args.repeats, args.spark) if args.ci else None
+    per_segment = section(segment_rows, args.repeats) if args.ci_segments else None
 
     info = machine()
     report = [
@@ -868,6 +934,11 @@ def main(argv: list[str] | None = None) -> int:
         report += spark_table(sparked)
     if intervals:
         report += uncertainty_table(intervals)
+    if per_segment:
+        report += ["", "| intervals per segment | median s | peak MB |", "|---|---|---|"]
+        report += [f"| {k} | failed: {v['error'].splitlines()[0][:80]} | |" if "error" in v
+                   else f"| {k} | {v['wall']:.2f} | {v['rss_mb']:,.0f} |"
+                   for k, v in per_segment.items()]
     checks = targets(results, start, mem)
     if checks:
         report += ["", "Targets:"] + [f"  {c}" for c in checks]
@@ -880,6 +951,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": info, "argv": argv if argv is not None else sys.argv[1:],
         "cases": [r.as_json() for r in results], "startup": start, "memory": mem,
         "alignment": align, "streaming": beyond, "spark": sparked, "intervals": intervals,
+        "intervals_per_segment": per_segment,
         "targets": checks,
         "load_end": load(),
     }, indent=1, default=str))
