@@ -101,25 +101,29 @@ def _explained_variance_value(stats: StatValues, params: Params) -> MetricValue:
 
 
 def _median_ae(stats: StatValues, params: Params) -> MetricValue:
+    import numpy as np
     df: pl.DataFrame = stats[ABS_ERRORS]
     df = df.filter(pl.col("w") > 0)
     if df.height == 0:
         return MetricValue(None, notes=["no rows (or zero total weight)"])
     if not df.get_column("abs_e").is_sorted():  # the in-memory engine sorts it (O(n) check)
         df = df.sort("abs_e")
-    df = df.with_columns(pl.col("w").cum_sum().alias("cw"))
-    total = float(df["cw"][-1])
+    # in NumPy (a bootstrap reads a table per replicate and segment); its running sum adds
+    # row after row, as Polars' cum_sum does
+    abs_e = df.get_column("abs_e").cast(pl.Float64).to_numpy()
+    cw = df.get_column("w").cast(pl.Float64).to_numpy().cumsum()
+    total = float(cw[-1])
     half = total / 2
     # weighted median, averaging the two middle values when the half falls on a boundary
     # (the unweighted case gives numpy's median; weights follow scikit-learn's averaged
     # inverted CDF). "On a boundary" allows for rounding: 0.1 + 0.2 misses 0.3 by an ulp,
     # and scikit-learn treats such a miss as a hit too.
     tol = 8 * EPS64 * total
-    at = df.filter(pl.col("cw") >= half - tol).row(0, named=True)
-    lower = float(at["abs_e"])
-    if at["cw"] > half + tol:
+    at = int(np.argmax(cw >= half - tol))  # (the last running sum, the total, reaches it)
+    lower = float(abs_e[at])
+    if cw[at] > half + tol:
         return MetricValue(lower)
-    upper = float(df.filter(pl.col("cw") > half + tol)["abs_e"][0])
+    upper = float(abs_e[int(np.argmax(cw > half + tol))])
     return MetricValue((lower + upper) / 2)
 
 
