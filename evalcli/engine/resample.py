@@ -15,7 +15,9 @@ driver:
    draws each one, :func:`~evalcli.uncertainty.groups.replicate_weights`): its statistics are
    the weighted sums (a matrix product), its maxima and minima over the groups drawn;
 3. each replicate's metrics are the metrics' own ``value`` of those statistics, so a replicate
-   follows every convention of the point value;
+   follows every convention of the point value; a metric that declares its value a ratio of
+   two sums of its table (:attr:`~evalcli.metrics.base.Metric.ratio`: a mean over queries)
+   is divided as arrays, every replicate at once, with the same arithmetic;
 4. each metric's interval: a closed form where the metric has one and the run resamples its
    natural unit (``method: auto``: Wilson, DeLong, t), else the percentile (or BCa) interval of
    the replicates. With binned tables, the replicates are shifted by the point value's binning
