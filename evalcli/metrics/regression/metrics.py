@@ -103,15 +103,18 @@ def _explained_variance_value(stats: StatValues, params: Params) -> MetricValue:
 def _median_ae(stats: StatValues, params: Params) -> MetricValue:
     import numpy as np
     df: pl.DataFrame = stats[ABS_ERRORS]
-    df = df.filter(pl.col("w") > 0)
-    if df.height == 0:
-        return MetricValue(None, notes=["no rows (or zero total weight)"])
-    if not df.get_column("abs_e").is_sorted():  # the in-memory engine sorts it (O(n) check)
-        df = df.sort("abs_e")
-    # in NumPy (a bootstrap reads a table per replicate and segment); its running sum adds
+    # in NumPy (a bootstrap reads a table per replicate and segment); the running sum adds
     # row after row, as Polars' cum_sum does
-    abs_e = df.get_column("abs_e").cast(pl.Float64).to_numpy()
-    cw = df.get_column("w").cast(pl.Float64).to_numpy().cumsum()
+    abs_e, w = (df.get_column(c).cast(pl.Float64).to_numpy() for c in ("abs_e", "w"))
+    keep = w > 0
+    if not keep.all():
+        abs_e, w = abs_e[keep], w[keep]
+    if not abs_e.size:
+        return MetricValue(None, notes=["no rows (or zero total weight)"])
+    if not bool((abs_e[:-1] <= abs_e[1:]).all()):  # the in-memory engine sorts it
+        df = df.filter(pl.col("w") > 0).sort("abs_e")
+        abs_e, w = (df.get_column(c).cast(pl.Float64).to_numpy() for c in ("abs_e", "w"))
+    cw = w.cumsum()
     total = float(cw[-1])
     half = total / 2
     # weighted median, averaging the two middle values when the half falls on a boundary
