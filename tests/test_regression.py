@@ -198,6 +198,38 @@ def test_median_absolute_error_weighted_matches_scikit_learn_definition() -> Non
     assert got == pytest.approx(skm.median_absolute_error(y3, p3, sample_weight=w3))
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([0.0, 0.1, 0.5, 1.0, 2.0, 2.5, 7.0]),
+                          st.sampled_from([-1.0, 0.0, 0.1, 0.2, 0.3, 1.0, 2.0, 3.0])),
+                max_size=12))
+def test_median_absolute_error_polars_and_numpy_parts_agree(rows: list[tuple[float, float]]
+                                                            ) -> None:
+    """The weighted median's parts from one Polars query (a plain run, which loads no NumPy)
+    and from NumPy (a bootstrap's replicates) are the same bits: ties, boundaries reached
+    through fractional weights, zero and negative weights, no row. The value is the averaged
+    inverted CDF of the rows of positive weight in exact decimal arithmetic (scikit-learn's
+    definition; scikit-learn itself may miss a boundary by an ulp: 0.1 + 2.0 against half of
+    4.2)."""
+    from evalcli.metrics.regression.metrics import _median_numpy, _median_polars
+
+    df = pl.DataFrame({"abs_e": [e for e, _ in rows], "w": [w for _, w in rows]},
+                      schema={"abs_e": pl.Float64, "w": pl.Float64}).sort("abs_e")
+    assert _median_polars(df) == _median_numpy(df)
+    kept = sorted((e, Fraction(str(w))) for e, w in rows if w > 0)
+    total, high, lower, at, upper = _median_numpy(df)
+    if not kept:
+        assert total == 0.0
+        return
+    half, cum, want = sum(w for _, w in kept) / 2, Fraction(0), None
+    for i, (e, w) in enumerate(kept):
+        cum += w
+        if cum >= half:
+            nxt = next(x for x, _ in kept[i + 1:]) if cum == half else e
+            want = (e + nxt) / 2 if cum == half else e
+            break
+    assert (lower if at > high else (lower + upper) / 2) == pytest.approx(want, abs=1e-15)
+
+
 def test_mape_zero_target_is_huge_but_finite_like_scikit_learn() -> None:
     y, p = [0.0, 1.0, 2.0], [0.5, 1.0, 2.0]
     got = ours(y, p, metrics=["mape"])["mape"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Sequence
 
 import polars as pl
@@ -101,33 +102,62 @@ def _explained_variance_value(stats: StatValues, params: Params) -> MetricValue:
 
 
 def _median_ae(stats: StatValues, params: Params) -> MetricValue:
-    import numpy as np
     df: pl.DataFrame = stats[ABS_ERRORS]
-    # in NumPy (a bootstrap reads a table per replicate and segment); the running sum adds
-    # row after row, as Polars' cum_sum does
-    abs_e, w = (df.get_column(c).cast(pl.Float64).to_numpy() for c in ("abs_e", "w"))
-    keep = w > 0
-    if not keep.all():
-        abs_e, w = abs_e[keep], w[keep]
-    if not abs_e.size:
-        return MetricValue(None, notes=["no rows (or zero total weight)"])
-    if not bool((abs_e[:-1] <= abs_e[1:]).all()):  # the in-memory engine sorts it
-        df = df.filter(pl.col("w") > 0).sort("abs_e")
-        abs_e, w = (df.get_column(c).cast(pl.Float64).to_numpy() for c in ("abs_e", "w"))
-    cw = w.cumsum()
-    total = float(cw[-1])
-    half = total / 2
+    if not df.get_column("abs_e").is_sorted():  # the in-memory engine sorts it (O(n) check)
+        df = df.sort("abs_e")
     # weighted median, averaging the two middle values when the half falls on a boundary
     # (the unweighted case gives numpy's median; weights follow scikit-learn's averaged
     # inverted CDF). "On a boundary" allows for rounding: 0.1 + 0.2 misses 0.3 by an ulp,
     # and scikit-learn treats such a miss as a hit too.
-    tol = 8 * EPS64 * total
-    at = int(np.argmax(cw >= half - tol))  # (the last running sum, the total, reaches it)
-    lower = float(abs_e[at])
-    if cw[at] > half + tol:
+    total, high, lower, at, upper = (_median_numpy if "numpy" in sys.modules
+                                     else _median_polars)(df)
+    if not total:
+        return MetricValue(None, notes=["no rows (or zero total weight)"])
+    if at > high:
         return MetricValue(lower)
-    upper = float(abs_e[int(np.argmax(cw > half + tol))])
     return MetricValue((lower + upper) / 2)
+
+
+Middle = tuple[float, float, float, float, float]
+"""The weighted median's parts, for the rows sorted by absolute error: the total weight,
+the half plus the tolerance (``high``), the first row's error and running weight where the
+running weight reaches the half minus the tolerance (``lower``, ``at``), and the first error
+past ``high`` (``upper``). A weight of 0 or less adds 0 to the running sum, as if its row were
+not there (0 everywhere when there is no row)."""
+
+
+def _median_polars(df: pl.DataFrame) -> Middle:
+    """:data:`Middle` in one query (a plain run loads no NumPy: 0.06 s of a small run)."""
+    c = pl.col
+    cw = pl.when(c("w") > 0).then(c("w").cast(pl.Float64)).otherwise(0.0).cum_sum()
+    total = cw.last().fill_null(0.0)
+    tol = pl.lit(8 * EPS64) * total
+    low, high = total / 2 - tol, total / 2 + tol
+    row = df.select(total.alias("total"), high.alias("high"),
+                    c("abs_e").filter(cw >= low).first().alias("lower"),
+                    cw.filter(cw >= low).first().alias("at"),
+                    c("abs_e").filter(cw > high).first().alias("upper")).row(0)
+    if not row[0]:
+        return 0.0, 0.0, 0.0, 0.0, 0.0
+    return tuple(0.0 if v is None else float(v) for v in row)  # type: ignore[return-value]
+
+
+def _median_numpy(df: pl.DataFrame) -> Middle:
+    """:data:`Middle` in NumPy, once it is loaded (a bootstrap asks once per replicate and
+    segment: 0.02 ms against 0.3 ms a query); the running sum adds row after row, as Polars'
+    cum_sum does, so both give the same bits."""
+    import numpy as np
+    w = df.get_column("w").cast(pl.Float64).to_numpy()
+    cw = np.where(w > 0, w, 0.0).cumsum()
+    if not cw.size or not cw[-1]:
+        return 0.0, 0.0, 0.0, 0.0, 0.0
+    abs_e = df.get_column("abs_e").cast(pl.Float64).to_numpy()
+    total = float(cw[-1])
+    tol = 8 * EPS64 * total
+    low, high = total / 2 - tol, total / 2 + tol
+    at = int(np.argmax(cw >= low))  # (the last running sum, the total, reaches both)
+    return (total, high, float(abs_e[at]), float(cw[at]),
+            float(abs_e[int(np.argmax(cw > high))]))
 
 
 REG = (frozenset({"label"}), frozenset({"prediction"}))
