@@ -63,6 +63,11 @@ REP = "__rep"
 BINS = 2048
 """A table of more rows than this (per distinct score, per distinct error) is merged into this
 many bins of consecutive values for the replicates."""
+KEYS = 4 * BINS
+MIN_BINS = 16
+"""A table keyed by a float and other columns (multiclass: class, label, score) has its float
+merged into bins so that it keeps about KEYS rows, each key of the others at least MIN_BINS
+bins."""
 DRAWS = 0x5245504C  # b"REPL": the replicates' seed is mix(seed ^ DRAWS), not the groups'
 NOT_RESAMPLED = ("no bootstrap for this metric: its statistics do not add up over groups of "
                  "units (e.g. a product over a catalog)")
@@ -315,6 +320,15 @@ class _Stacked(NamedTuple):
     binned: bool
 
 
+def _merged(uniq: np.ndarray, bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct ascending values ``uniq`` (more than ``bins``) merged into ``bins`` bins of
+    consecutive values: each value's bin, and each bin's mean value."""
+    import numpy as np
+    of = np.arange(uniq.size) * bins // uniq.size
+    sizes = np.bincount(of, minlength=bins)
+    return of, np.bincount(of, weights=uniq.astype(np.float64), minlength=bins) / sizes
+
+
 def _frames_of(st: _Stacked, n: int) -> list[pl.DataFrame | None]:
     """The table in each of the ``n`` weightings, as frames."""
     import numpy as np
@@ -358,13 +372,24 @@ def _stacked(fs: FrameStat, df: pl.DataFrame, gr: Groups, weights: np.ndarray
         uniq, k_pos = np.unique(flat[col].to_numpy(), return_inverse=True)
         if uniq.size > BINS:  # consecutive values into BINS bins, each at their mean
             binned = True
-            of = np.arange(uniq.size) * BINS // uniq.size
-            sizes = np.bincount(of, minlength=BINS)
-            uniq = np.bincount(of, weights=uniq.astype(np.float64), minlength=BINS) / sizes
+            of, uniq = _merged(uniq, BINS)
             k_pos = of[k_pos]
         keys = pl.DataFrame({col: pl.Series(col, uniq).cast(
             pl.Float64 if binned else flat.schema[col])})
     else:
+        floats = [c for c in by if flat.schema[c].is_float()]
+        if len(floats) == 1 and flat[floats[0]].null_count() == 0:
+            # a float key beside others (multiclass: class, label, score): its values into
+            # as many bins as keep the table within KEYS rows (at least MIN_BINS), or every
+            # replicate's table is as large as the data (2 x 10^4 rows of 5 classes: 5 GB)
+            col = floats[0]
+            others = [c for c in by if c != col]
+            limit = max(MIN_BINS, KEYS // max(1, flat.select(others).n_unique()))
+            uniq, at = np.unique(flat[col].to_numpy(), return_inverse=True)
+            if uniq.size > limit:
+                binned = True
+                of, means = _merged(uniq, limit)
+                flat = flat.with_columns(pl.Series(col, means[of[at]]))
         keys = flat.select(by).unique().sort(list(by), nulls_last=True)
         k_pos = flat.select(by).join(keys.with_row_index("__k"), on=list(by), how="left",
                                      nulls_equal=True, maintain_order="left"
