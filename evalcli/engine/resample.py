@@ -10,7 +10,9 @@ driver:
    :class:`~evalcli.metrics.base.AggStat`'s columns, or a
    :class:`~evalcli.metrics.base.FrameStat`'s table pivoted on its ``by`` columns (a table of
    more than :data:`BINS` rows, e.g. weights per distinct score, is first merged into
-   :data:`BINS` bins of consecutive values: the replicates only, the point value stays exact);
+   :data:`BINS` bins of consecutive values; a float key beside others, e.g. per-class scores,
+   into as many as keep the table within :data:`KEYS` rows: the replicates only, the point
+   value stays exact);
 2. each replicate weights the groups (how often a multinomial resample of the present groups
    draws each one, :func:`~evalcli.uncertainty.groups.replicate_weights`): its statistics are
    the weighted sums (a matrix product), its maxima and minima over the groups drawn;
