@@ -248,6 +248,27 @@ def test_a_note_shared_by_metrics_is_written_once():
     assert [re.sub(r"<[^>]+>", "", row[-1]) for row in rows] == ["[1]", "[1]", "[1]", "its own"]
 
 
+def test_an_intervals_note_and_reason_are_written_as_the_terminal_writes_them():
+    """Why a metric has no interval, or a note on its interval (binned replicates, a bound
+    cut to the range), is written in the notes column as the terminal and Markdown write it,
+    not only in a tooltip a printed or static report never shows."""
+    from evalcli.result import CI
+
+    ms = [MetricResult("auroc", "auroc", "binary", {}, "higher", 0.9,
+                       ci=CI(0.85, 0.95, 0.95, "percentile", note="replicates on binned "
+                             "scores, shifted by the binning error of the value")),
+          MetricResult("ece", "ece", "binary", {}, "lower", 0.1,
+                       ci=CI(None, None, 0.95, "percentile", reason="397 of 1000 replicates "
+                             "have no value")),
+          MetricResult("f1", "f1", "binary", {}, "higher", 0.7,
+                       ci=CI(0.6, 0.8, 0.95, "wilson"))]
+    metrics = _section(render(_hand_built("binary", ms), ReportFormat.html), "metrics")
+    _, rows = _header_and_rows(metrics)
+    notes = [re.sub(r"<[^>]+>", "", row[-1]) for row in rows]
+    assert notes == ["interval: replicates on binned scores, shifted by the binning error "
+                     "of the value", "no interval: 397 of 1000 replicates have no value", ""]
+
+
 def test_dollar_signs_in_the_data_are_drawn_as_written(tmp_path):
     """Class labels and segment values are data: '$\\foo$' is text, not math for matplotlib
     to parse (an unparsable one made the whole report an internal error)."""

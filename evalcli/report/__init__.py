@@ -117,6 +117,29 @@ def metric_notes(m: MetricResult) -> list[str]:
     return [m.caption, *m.notes] if m.caption else list(m.notes)
 
 
+def ci_notes(m: MetricResult) -> list[str]:
+    """What a report writes about a metric's interval: why there is none, or a note on it
+    (every report writes it beside the value, as the notes).
+
+    >>> from evalcli.result import CI, MetricResult
+    >>> m = MetricResult("m", "m", "binary", {}, "higher", 0.8,
+    ...                  ci=CI(None, None, 0.95, "percentile", reason="too few rows"))
+    >>> ci_notes(m)
+    ['no interval: too few rows']
+    """
+    if m.ci is None:
+        return []
+    if m.ci.reason:
+        return [f"no interval: {m.ci.reason}"]
+    return [f"interval: {m.ci.note}"] if m.ci.note else []
+
+
+def notes_of(m: MetricResult) -> list[str]:
+    """A metric's notes in a report's table, each once: :func:`metric_notes`, then
+    :func:`ci_notes`."""
+    return list(dict.fromkeys([*metric_notes(m), *ci_notes(m)]))
+
+
 def system_gates(r: RunResult, row: Paired) -> bool | None:
     """Every gate a compared system's metric is held to, as one outcome: its own value gate
     (``min:``/``max:``, checked for every system) and its change gate against the baseline

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from html import escape
 
 from evalcli._version import __version__
-from evalcli.report import format_signed, metric_notes, system_gates
+from evalcli.report import format_signed, notes_of, system_gates
 from evalcli.report.markdown import CHANGE, fmt, gate_count
 from evalcli.result import CI, SCHEMA_VERSION, Diff, MetricResult, RunResult
 
@@ -159,8 +159,7 @@ def _metrics(r: RunResult) -> str:
     written once under the table and referred to by number."""
     from collections import Counter
 
-    shared = [n for n, c in Counter(n for m in r.metrics
-                                    for n in dict.fromkeys(metric_notes(m))).items() if c > 1]
+    shared = [n for n, c in Counter(n for m in r.metrics for n in notes_of(m)).items() if c > 1]
     number = {n: i + 1 for i, n in enumerate(shared)}
     gated = any(m.gate is not None for m in r.metrics)
     level = next((m.ci.level for m in r.metrics if m.ci is not None), None)
@@ -174,8 +173,8 @@ def _metrics(r: RunResult) -> str:
         if gated:
             row += [escape(m.gate.describe()) if m.gate else "",
                     _status(m.passed, m.failure, m.gate is not None)]
-        own = [n for n in dict.fromkeys(metric_notes(m)) if n not in number]
-        refs = [f"[{number[n]}]" for n in dict.fromkeys(metric_notes(m)) if n in number]
+        own = [n for n in notes_of(m) if n not in number]
+        refs = [f"[{number[n]}]" for n in notes_of(m) if n in number]
         row.append(f'<span class="dim">{escape(" ".join(["; ".join(own), *refs]).strip())}'
                    "</span>")
         rows.append(row)

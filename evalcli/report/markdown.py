@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from evalcli._version import __version__
 from evalcli.report import (
     alignment_facts,
+    ci_notes,
     format_signed,
     format_value,
     metric_notes,
@@ -127,13 +128,6 @@ def _interval(m: MetricResult) -> str:
     return escape(f"[{fmt(m.ci.low)}, {fmt(m.ci.high)}]")
 
 
-def _ci_notes(m: MetricResult) -> list[str]:
-    if m.ci is None:
-        return []
-    if m.ci.reason:
-        return [f"no interval: {m.ci.reason}"]
-    return [f"interval: {m.ci.note}"] if m.ci.note else []
-
 
 def uncertainty_line(r: RunResult) -> list[str]:
     """How the intervals were computed (one sentence), when the run has them."""
@@ -157,7 +151,7 @@ def metrics_section(r: RunResult) -> list[str]:
         (["gate", "status"] if gated else []) + ["notes"]
     rows = []
     for m in r.metrics:
-        notes = [*metric_notes(m), *_ci_notes(m)]
+        notes = [*metric_notes(m), *ci_notes(m)]
         row = [code(m.id), escape(fmt(m.value))]
         if ci is not None:
             row.append(_interval(m))

@@ -24,7 +24,7 @@ from evalcli.report import (
     alignment_facts,
     format_signed,
     format_value,
-    metric_notes,
+    notes_of,
     system_gates,
 )
 from evalcli.result import ChangeGate, Delta, Diff, MetricResult, RunResult
@@ -263,10 +263,6 @@ def shared_notes(metrics: list[MetricResult]) -> dict[str, int]:
     return {n: i for i, n in enumerate(shared, 1)}
 
 
-def _notes(m: MetricResult) -> list[str]:
-    return list(dict.fromkeys([*metric_notes(m), *ci_notes(m)]))
-
-
 def _metrics_grid(r: RunResult, numbered: dict[str, int], inline: bool) -> Grid:
     """The metrics, with the notes in ``numbered`` as footnote marks and (``inline``) the
     others written out."""
@@ -285,7 +281,7 @@ def _metrics_grid(r: RunResult, numbered: dict[str, int], inline: bool) -> Grid:
         cols.append(Col("notes", wrap=inline, style="dim"))
     g = Grid(cols, box=boxes.SIMPLE_HEAVY)
     for m in r.metrics:
-        notes = _notes(m)
+        notes = notes_of(m)
         marks = "".join(f"[{numbered[n]}]" for n in notes if n in numbered)
         own = [n for n in notes if n not in numbered] if inline else []
         text = "; ".join([*own, marks] if marks else own)
@@ -322,13 +318,6 @@ def interval_cell(m: MetricResult) -> Text:
     return Text(f"[{fmt_value(m.ci.low)}, {fmt_value(m.ci.high)}]")
 
 
-def ci_notes(m: MetricResult) -> list[str]:
-    """What a report says about a metric's interval: why there is none, or a note on it."""
-    if m.ci is None:
-        return []
-    if m.ci.reason:
-        return [f"no interval: {m.ci.reason}"]
-    return [f"interval: {m.ci.note}"] if m.ci.note else []
 
 
 def uncertainty_line(r: RunResult) -> Text | None:
@@ -352,7 +341,7 @@ def metrics_view(r: RunResult) -> RenderableType:
     shared = shared_notes(r.metrics)
     every: dict[str, int] = {}
     for m in r.metrics:
-        for n in _notes(m):
+        for n in notes_of(m):
             every.setdefault(n, len(every) + 1)
     wide = _metrics_grid(r, shared, inline=True)
     narrow = _metrics_grid(r, every, inline=False)
