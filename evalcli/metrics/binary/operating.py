@@ -147,10 +147,6 @@ def _rate(name: str, tp: np.ndarray, fp: np.ndarray, p: float, n: float) -> np.n
     return out
 
 
-def _columns(pts: Points) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    return pts.score, pts.tp, pts.fp
-
-
 def _constrained_value(spec: Constrained) -> Callable[[StatValues, Params], MetricValue]:
     def value(stats: StatValues, params: Params) -> MetricValue:
         pts = points(stats)
@@ -158,7 +154,7 @@ def _constrained_value(spec: Constrained) -> Callable[[StatValues, Params], Metr
         if bad is not None:
             return bad
         level = float(params[spec.level_param])
-        score, tp, fp = _columns(pts)
+        score, tp, fp = pts.score, pts.tp, pts.fp
         v = _rate(spec.value, tp, fp, pts.p, pts.n)
         b = _rate(spec.bound, tp, fp, pts.p, pts.n)
         ok = b >= level
@@ -199,7 +195,7 @@ def _min_cost_value(stats: StatValues, params: Params) -> MetricValue:
         return MetricValue(None, notes=["no rows"])
     c_fp, c_fn = float(params["fp_cost"]), float(params["fn_cost"])
     total = pts.p + pts.n
-    score, tp, fp = _columns(pts)
+    score, tp, fp = pts.score, pts.tp, pts.fp
     fn = pts.p - tp
     cost = c_fp * fp + c_fn * fn
     i = int(cost.argmin())  # the first lowest: the highest threshold
