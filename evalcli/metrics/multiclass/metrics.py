@@ -8,13 +8,14 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import polars as pl
 
 from evalcli.errors import InputDataError, MetricError
 from evalcli.metrics.base import (
     Context,
+    Memo,
     Metric,
     MetricValue,
     Param,
@@ -49,6 +50,8 @@ from evalcli.metrics.multiclass.task import FAMILY
 F64 = pl.Float64
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from evalcli.uncertainty.intervals import Interval
 
 
@@ -275,10 +278,33 @@ def _balanced_value(stats: StatValues, params: Params) -> MetricValue:
 
 # --------------------------------------------------------------------------- score values
 
+def _top_k_arrays(df: pl.DataFrame, k: int, ties: str) -> dict[str, Any] | None:
+    """The sums of :func:`_top_k_value` in NumPy, for a bootstrap replicate's table (their
+    last digits may differ: another order of addition); ``None`` when a column holds a
+    null."""
+    import numpy as np
+    if any(df[c].has_nulls() for c in ("above", "tied", "classes", "w")):
+        return None
+    above = df["above"].to_numpy().astype(np.float64)
+    tied = df["tied"].to_numpy().astype(np.float64)
+    w = df["w"].to_numpy().astype(np.float64)
+    if ties == "optimistic":
+        hit = (above < k).astype(np.float64)
+    elif ties == "pessimistic":
+        hit = (above + tied <= k).astype(np.float64)
+    else:
+        hit = np.clip((k - above) / tied, 0.0, 1.0)
+    return {"hits": float(w @ hit), "w": float(w.sum()),
+            "classes": int(df["classes"].max()) if df.height else None}  # type: ignore[arg-type]
+
+
 def _top_k_value(stats: StatValues, params: Params) -> MetricValue:
     df: pl.DataFrame = stats[RANKS]
     k = params["k"]
     ties = params.get("ties", "expected")
+    fast = _top_k_arrays(df, k, ties) if getattr(stats, "replicate", False) else None
+    if fast is not None:
+        return _top_k_of(fast, k)
     above, tied = pl.col("above"), pl.col("tied")
     if ties == "optimistic":
         hit = (above < k).cast(F64)
@@ -290,6 +316,10 @@ def _top_k_value(stats: StatValues, params: Params) -> MetricValue:
     df = df.sort("above", "tied", "classes").rechunk()
     row = df.select((pl.col("w") * hit).sum().alias("hits"), pl.col("w").sum().alias("w"),
                     pl.col("classes").max().alias("classes")).row(0, named=True)
+    return _top_k_of(row, k)
+
+
+def _top_k_of(row: dict[str, Any], k: int) -> MetricValue:
     if not row["w"]:
         return MetricValue(None, notes=["no rows (or zero total weight)"])
     notes = []
@@ -384,17 +414,145 @@ def _curves(df: pl.DataFrame, part: str) -> Any:
     return q.collect(engine="in-memory").row(0, named=True)
 
 
+def _coded(df: pl.DataFrame) -> tuple[list[Any], np.ndarray, np.ndarray] | None:
+    """The distinct values of the table's ``class`` and ``label`` columns, ascending (Polars'
+    order), and each row's class and label as indexes into them; ``None`` when the two
+    columns differ in type, hold a null, or are of a type other than integer or text."""
+    import numpy as np
+    cls, lab = df.get_column("class"), df.get_column("label")
+    if cls.dtype != lab.dtype or cls.has_nulls() or lab.has_nulls():
+        return None
+    n = cls.len()
+    both = pl.concat([cls, lab])
+    if cls.dtype.is_integer():
+        uniq, codes = np.unique(both.to_numpy(), return_inverse=True)
+        return uniq.tolist(), codes[:n], codes[n:]
+    if cls.dtype != pl.String:
+        return None
+    # (a text column's codes as a categorical's, then put in the order of the values)
+    _, first, at = np.unique(both.cast(pl.Categorical).to_physical().to_numpy(),
+                             return_index=True, return_inverse=True)
+    found = both.gather(first).to_list()
+    order = sorted(range(len(found)), key=found.__getitem__)
+    rank = np.empty(len(found), dtype=np.int64)
+    rank[order] = np.arange(len(found))
+    codes = rank[at]
+    return [found[i] for i in order], codes[:n], codes[n:]
+
+
+class _Runs(NamedTuple):
+    """A table's rows sorted by class (all one class for the micro curve) and score, best
+    first, and their groups of (class, score): see :func:`_runs`."""
+
+    values: list[Any]
+    cls: np.ndarray
+    label: np.ndarray
+    w: np.ndarray
+    group: np.ndarray
+    """Each row's group."""
+    heads: np.ndarray
+    """The first group of each class."""
+    gcls: np.ndarray
+    p: np.ndarray
+    q: np.ndarray
+    tp: np.ndarray
+    fp: np.ndarray
+
+
+def _runs(df: pl.DataFrame, micro: bool) -> _Runs | None:
+    """The groups of (class, score) of :func:`_per_score` (one curve of every row and class:
+    ``micro``) in NumPy; ``None`` when the table does not suit (see :func:`_coded`)."""
+    import numpy as np
+    got = _coded(df)
+    if got is None:
+        return None
+    values, c, lab = got
+    s = df.get_column("s").cast(pl.Float64).to_numpy()
+    w = df.get_column("w").cast(pl.Float64).to_numpy()
+    live = w != 0
+    c, lab, s, w = c[live], lab[live], s[live], w[live]
+    pos = c == lab
+    cls = np.zeros(s.size, dtype=np.int64) if micro else c
+    order = np.lexsort((-s, cls))
+    cls, c, lab, s, w, pos = cls[order], c[order], lab[order], s[order], w[order], pos[order]
+    new = np.ones(s.size, dtype=bool)
+    new[1:] = (cls[1:] != cls[:-1]) | (s[1:] != s[:-1])
+    starts = np.flatnonzero(new)
+    p = np.add.reduceat(np.where(pos, w, 0.0), starts)
+    q = np.add.reduceat(np.where(pos, 0.0, w), starts)
+    gcls = cls[starts]
+    first = np.ones(gcls.size, dtype=bool)
+    first[1:] = gcls[1:] != gcls[:-1]
+    heads = np.flatnonzero(first)
+    # running totals restarted at each class (whole weights: exact)
+    run_p, run_q = np.cumsum(p), np.cumsum(q)
+    sizes = np.diff(np.append(heads, gcls.size))
+    tp = run_p - np.repeat(run_p[heads] - p[heads], sizes)
+    fp = run_q - np.repeat(run_q[heads] - q[heads], sizes)
+    return _Runs(values, c, lab, w, np.cumsum(new) - 1, heads, gcls, p, q, tp, fp)
+
+
+def _curves_arrays(runs: _Runs, part: str) -> Any:
+    """:func:`_curves` in NumPy from :func:`_runs`, for a bootstrap replicate's table (a few
+    thousand rows at most, a thousand tables: a Polars query costs more to plan than to run
+    on each). The same sums in another order: the values agree with :func:`_curves`' to the
+    last few digits (the counts and ROC sums exactly, for whole weights)."""
+    import numpy as np
+    r = runs.tp - runs.p / 2
+    if part == "pairs":
+        other = runs.cls != runs.label
+        k = len(runs.values)
+        cell = runs.cls[other] * k + runs.label[other]
+        w = runs.w[other]
+        num = np.bincount(cell, weights=w * r[runs.group[other]], minlength=k * k)
+        tot = np.bincount(cell, weights=w, minlength=k * k)
+        return {(runs.values[x // k], runs.values[x % k]): {"num": num[x], "N": tot[x]}
+                for x in np.unique(cell).tolist()}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        prec = np.where(runs.p > 0, runs.p * runs.tp / (runs.tp + runs.fp), 0.0)
+    sums = [np.add.reduceat(x, runs.heads).tolist() if runs.heads.size else []
+            for x in (runs.p, runs.q, runs.q * r, prec)]
+    rows = [{"P": a, "N": b, "roc": e, "ap": f} for a, b, e, f in zip(*sums, strict=True)]
+    if part == "micro":
+        return rows[0] if rows else {"P": 0.0, "N": 0.0, "roc": 0.0, "ap": 0.0}
+    return {runs.values[g]: {"class": runs.values[g], **row}
+            for g, row in zip(runs.gcls[runs.heads].tolist(), rows, strict=True)}
+
+
 def curves_of(stats: StatValues, *parts: str, key: str = CLASS_SCORES) -> dict[str, Any]:
     """The table's row count and the ``parts`` of :func:`_curves` (each computed once a run);
-    ``key``: the statistic holding the (class, label, s) table (multilabel's has its own)."""
+    ``key``: the statistic holding the (class, label, s) table (multilabel's has its own).
+    A bootstrap replicate's (``stats.replicate``) come from :func:`_curves_arrays`."""
     table: pl.DataFrame = stats[key]
     memo = memo_of(stats)
+    if getattr(stats, "replicate", False):
+        fast = _replicate_curves(table, memo, parts)
+        if fast is not None:
+            return fast
     df = memo.get(table, ("multiclass curves", "table"), lambda: _ordered(table))
     out: dict[str, Any] = {"rows": int(df.get_column("n").sum()) if df.height else 0}
     if out["rows"]:
         for part in parts:
             out[part] = memo.get(table, ("multiclass curves", part),
                                  partial(_curves, df, part))
+    return out
+
+
+def _replicate_curves(table: pl.DataFrame, memo: Memo, parts: Sequence[str]
+                      ) -> dict[str, Any] | None:
+    """:func:`curves_of` in NumPy (:func:`_curves_arrays`), or ``None`` when the table does
+    not suit."""
+    w = table.get_column("w").cast(pl.Float64).to_numpy()
+    out: dict[str, Any] = {"rows": int(table.get_column("n").to_numpy()[w != 0].sum())}
+    if not out["rows"]:
+        return out
+    for part in parts:
+        runs = memo.get(table, ("multiclass runs", part == "micro"),
+                        partial(_runs, table, part == "micro"))
+        if runs is None:
+            return None
+        out[part] = memo.get(table, ("multiclass curves arrays", part),
+                             partial(_curves_arrays, runs, part))
     return out
 
 
@@ -534,10 +692,19 @@ def _top_label_bins(stats: StatValues, bins: int, strategy: str) -> Bins:
 def _top_label(df: pl.DataFrame, bins: int, strategy: str) -> Bins:
     import numpy as np
     # one fixed order (confidence, then wrong before right): the same sums from any engine
-    df = df.filter(pl.col("w") != 0).sort("conf", "correct")
-    conf = df["conf"].to_numpy()
-    w = df["w"].to_numpy().astype(np.float64)
-    right = np.where(df["correct"].to_numpy(), w, 0.0)
+    # (a sort of arrays: a Polars sort per bootstrap replicate cost more to plan than to run)
+    if df["conf"].has_nulls() or df["correct"].has_nulls():
+        df = df.filter(pl.col("w") != 0).sort("conf", "correct")
+        conf = df["conf"].to_numpy()
+        w = df["w"].to_numpy().astype(np.float64)
+        right = np.where(df["correct"].to_numpy(), w, 0.0)
+    else:
+        conf, correct = df["conf"].to_numpy(), df["correct"].to_numpy()
+        w = df["w"].to_numpy().astype(np.float64)
+        order = np.lexsort((correct, conf))
+        order = order[w[order] != 0]
+        conf, w = conf[order], w[order]
+        right = np.where(correct[order], w, 0.0)
     score, at = np.unique(conf, return_inverse=True)
     return bin_counts(score, np.bincount(at, weights=right, minlength=score.size),
                       np.bincount(at, weights=w, minlength=score.size), bins, strategy)
@@ -554,23 +721,37 @@ def _classwise_bins(stats: StatValues, bins: int, strategy: str
 
 def _classwise(table: pl.DataFrame, bins: int, strategy: str) -> list[tuple[Any, Bins]]:
     import numpy as np
-    # one query, then the classes' runs of rows as slices of arrays (a bootstrap bins a
-    # table per replicate and segment: a frame per class cost a query each)
-    df = table.filter(pl.col("w") != 0).sort("class", "s", "label").select(
-        "class", "s", pl.col("w").cast(pl.Float64),
-        (pl.col("label") == pl.col("class")).fill_null(False).alias("pos"),
-        pl.col("class").rle_id().alias("run"))
-    s_all, w_all = df.get_column("s").to_numpy(), df.get_column("w").to_numpy()
-    pos_all = np.where(df.get_column("pos").to_numpy(), w_all, 0.0)
-    starts = np.flatnonzero(np.diff(df.get_column("run").to_numpy(), prepend=-1)).tolist()
+    # the rows sorted by class, score and label, then the classes' runs of rows as slices of
+    # arrays (a bootstrap bins a table per replicate and segment: a query each cost more to
+    # plan than to run); the sort of arrays puts the (unique) keys in Polars' order
+    coded = _coded(table)
+    if coded is not None and not table.get_column("s").has_nulls():
+        values, c, lab = coded
+        s_all = table.get_column("s").to_numpy()
+        w_all = table.get_column("w").cast(pl.Float64).to_numpy()
+        order = np.lexsort((lab, s_all, c))
+        order = order[w_all[order] != 0]
+        c, s_all, w_all = c[order], s_all[order], w_all[order]
+        pos_all = np.where(c == lab[order], w_all, 0.0)
+        heads = np.flatnonzero(np.diff(c, prepend=-1))
+        starts, names, size = heads.tolist(), [values[i] for i in c[heads].tolist()], c.size
+    else:
+        df = table.filter(pl.col("w") != 0).sort("class", "s", "label").select(
+            "class", "s", pl.col("w").cast(pl.Float64),
+            (pl.col("label") == pl.col("class")).fill_null(False).alias("pos"),
+            pl.col("class").rle_id().alias("run"))
+        s_all, w_all = df.get_column("s").to_numpy(), df.get_column("w").to_numpy()
+        pos_all = np.where(df.get_column("pos").to_numpy(), w_all, 0.0)
+        starts = np.flatnonzero(np.diff(df.get_column("run").to_numpy(), prepend=-1)).tolist()
+        names = [df.get_column("class")[a] for a in starts]
+        size = df.height
     out = []
-    for a, b in zip(starts, [*starts[1:], df.height], strict=True):
+    for name, a, b in zip(names, starts, [*starts[1:], size], strict=True):
         w, pos = w_all[a:b], pos_all[a:b]
         score, at = np.unique(s_all[a:b], return_inverse=True)
-        out.append((df.get_column("class")[a], bin_counts(score, np.bincount(at, weights=pos,
-                                                              minlength=score.size),
-                                           np.bincount(at, weights=w, minlength=score.size),
-                                           bins, strategy)))
+        out.append((name, bin_counts(score, np.bincount(at, weights=pos, minlength=score.size),
+                                     np.bincount(at, weights=w, minlength=score.size),
+                                     bins, strategy)))
     return out
 
 

@@ -1,0 +1,168 @@
+"""A bootstrap replicate's multiclass score metrics take NumPy paths (a thousand small tables
+per run: a Polars query per table cost more to plan than to run). Each must give what the
+point value's Polars path gives on the same table: the same bits for the sums of whole weights
+(counts, ROC areas), the last digits otherwise (another order of addition).
+
+The Polars paths themselves are checked against scikit-learn in ``test_multiclass.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from evalcli.metrics.base import Memo, Statistics
+from evalcli.metrics.binary.calibration import bin_counts
+from evalcli.metrics.multiclass import metrics as mm
+from evalcli.metrics.multiclass.stats import CLASS_SCORES, RANKS, SUMS
+
+SETTINGS = settings(max_examples=150, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+WHOLE = [0.0, 1.0, 2.0, 3.0]
+FRACTIONAL = [0.0, 0.1, 0.3, 1.0, 2.5]
+
+
+@st.composite
+def class_tables(draw: Any) -> tuple[pl.DataFrame, bool]:
+    """A (class, label, s) table as the engine gives one: each row's score of every class,
+    summed per key into weight and rows; few distinct scores (ties), zero weights, int or
+    text classes (multilabel's label may be no class at all: "")."""
+    text = draw(st.booleans())
+    names = ["a", "b", "c", ""] if text else [0, 1, 2, 7]
+    whole = draw(st.booleans())
+    score = st.sampled_from([0.0, 0.2, 0.5, 0.9, 1.0])
+    rows = draw(st.lists(st.tuples(st.sampled_from(names), st.tuples(score, score, score),
+                                   st.sampled_from(WHOLE if whole else FRACTIONAL)),
+                         min_size=1, max_size=12))
+    long = [(c, label, s, w) for label, scores, w in rows
+            for c, s in zip(names[:3], scores, strict=True)]
+    df = pl.DataFrame(long, schema={"class": pl.String if text else pl.Int64,
+                                    "label": pl.String if text else pl.Int64,
+                                    "s": pl.Float64, "w": pl.Float64}, orient="row")
+    return df.group_by("class", "label", "s").agg(pl.col("w").sum(),
+                                                  pl.len().cast(pl.Int64).alias("n")), whole
+
+
+def same(a: Any, b: Any, exact: bool) -> None:
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and set(a) == set(b), (a, b)
+        for k in a:  # average precision's terms are fractions: summed in another order
+            same(a[k], b[k], exact and k != "ap")
+    elif isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b), (a, b)
+        for x, y in zip(a, b, strict=True):
+            same(x, y, exact)
+    elif isinstance(a, float | int) and not isinstance(a, bool):
+        if exact:
+            assert float(a) == float(b), (a, b)
+        else:
+            assert float(a) == pytest.approx(float(b), rel=1e-12, abs=1e-12)
+    else:
+        assert a == b
+
+
+@SETTINGS
+@given(class_tables())
+def test_replicate_curves_equal_the_polars_curves(drawn: tuple[pl.DataFrame, bool]) -> None:
+    """Per class (P, N, the ROC and AP sums), per pair of classes and the pooled (micro)
+    curve: the counts and ROC sums exactly for whole weights."""
+    df, whole = drawn
+    ordered = mm._ordered(df)
+    if not ordered.height:
+        return
+    for part in ("classes", "pairs", "micro"):
+        runs = mm._runs(df, part == "micro")
+        assert runs is not None
+        got = mm._curves_arrays(runs, part)
+        want = mm._curves(ordered, part)
+        if part == "pairs":  # the keys of the Polars rows only
+            want = {k: {"num": v["num"], "N": v["N"]} for k, v in want.items()}
+        same(got, want, whole)
+
+
+def _stats(table: pl.DataFrame, replicate: bool) -> Statistics:
+    return Statistics({CLASS_SCORES: table, SUMS: {f"{SUMS}.unnormed": 0.0}}, Memo(),
+                      replicate=replicate)
+
+
+@SETTINGS
+@given(class_tables())
+def test_replicate_score_values_equal_the_point_values(drawn: tuple[pl.DataFrame, bool]
+                                                        ) -> None:
+    """The values (and their notes and details) of AUROC one-vs-rest and one-vs-one and of
+    average precision, every average, from a replicate's statistics and from the point
+    value's: undefined where the other is, the same classes left out; AUROC's the same bits
+    for whole weights."""
+    df, whole = drawn
+    cases = [(mm._auroc_value, {"multi_class": m, "average": a})
+             for m, a in (("ovr", "macro"), ("ovr", "weighted"), ("ovr", "micro"),
+                          ("ovo", "macro"), ("ovo", "weighted"))]
+    cases += [(mm._ap_value, {"average": a}) for a in ("macro", "weighted", "micro")]
+    for fn, params in cases:
+        got = fn(_stats(df, True), params)
+        want = fn(_stats(df, False), params)
+        assert (got.value is None) == (want.value is None), (params, got, want)
+        exact = whole and fn is mm._auroc_value  # (AP: fractions, added in another order)
+        if got.value is not None:
+            same(got.value, want.value, exact)
+        assert got.notes == want.notes
+        same(got.details, want.details, exact)
+
+
+def test_replicate_curves_fall_back_when_class_and_label_types_differ() -> None:
+    df = pl.DataFrame({"class": [0, 1, 0, 1], "label": [0, 0, 1, 1], "s": [0.4, 0.6, 0.3, 0.7],
+                       "w": [1.0, 1.0, 2.0, 1.0], "n": [1, 1, 2, 1]},
+                      schema_overrides={"class": pl.Int32})
+    assert mm._runs(df, False) is None
+    assert mm.curves_of(_stats(df, True), "classes") == mm.curves_of(_stats(df, False),
+                                                                     "classes")
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(1, 3), st.integers(2, 5),
+                          st.sampled_from(FRACTIONAL)), min_size=1, max_size=20),
+       st.integers(1, 5), st.sampled_from(["expected", "optimistic", "pessimistic"]))
+def test_replicate_top_k_equals_the_point_value(rows: list[tuple[int, int, int, float]],
+                                                k: int, ties: str) -> None:
+    df = pl.DataFrame(rows, schema={"above": pl.Int64, "tied": pl.Int64,
+                                    "classes": pl.Int64, "w": pl.Float64}, orient="row")
+    df = df.group_by("above", "tied", "classes").agg(pl.col("w").sum())
+    params = {"k": k, "ties": ties}
+    got = mm._top_k_value(Statistics({RANKS: df}, Memo(), replicate=True), params)
+    want = mm._top_k_value(Statistics({RANKS: df}, Memo()), params)
+    assert (got.value is None) == (want.value is None)
+    if want.value is not None:
+        assert got.value == pytest.approx(want.value, rel=1e-12, abs=1e-15)
+    assert got.notes == want.notes
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.sampled_from([0.1, 0.25, 0.5, 0.7, 0.95, 1.0]), st.booleans(),
+                          st.sampled_from(FRACTIONAL)), min_size=1, max_size=20),
+       st.sampled_from(["uniform", "quantile"]))
+def test_top_label_bins_sorted_as_arrays_are_the_polars_sorted_bins(
+        rows: list[tuple[float, bool, float]], strategy: str) -> None:
+    """The top label's table sorted by arrays gives the bins, bit for bit, that the Polars
+    sort (confidence, then wrong before right) gave."""
+    df = pl.DataFrame(rows, schema={"conf": pl.Float64, "correct": pl.Boolean,
+                                    "w": pl.Float64}, orient="row")
+    df = df.group_by("conf", "correct").agg(pl.col("w").sum())
+    got = mm._top_label(df, 4, strategy)
+    ref = df.filter(pl.col("w") != 0).sort("conf", "correct")
+    w = ref["w"].to_numpy()
+    right = np.where(ref["correct"].to_numpy(), w, 0.0)
+    score, at = np.unique(ref["conf"].to_numpy(), return_inverse=True)
+    want = bin_counts(score, np.bincount(at, weights=right, minlength=score.size),
+                      np.bincount(at, weights=w, minlength=score.size), 4, strategy)
+    for a, b in zip(got, want, strict=True):
+        if isinstance(a, np.ndarray):
+            np.testing.assert_array_equal(a, b)
+        else:
+            assert a == b or (isinstance(a, float) and math.isnan(a) and math.isnan(b))
+
