@@ -166,3 +166,49 @@ def test_top_label_bins_sorted_as_arrays_are_the_polars_sorted_bins(
         else:
             assert a == b or (isinstance(a, float) and math.isnan(a) and math.isnan(b))
 
+
+
+@SETTINGS
+@given(class_tables(), st.sampled_from(["uniform", "quantile"]))
+def test_classwise_bins_sorted_as_arrays_are_the_polars_sorted_bins(
+        drawn: tuple[pl.DataFrame, bool], strategy: str) -> None:
+    """Each class's bins of its own score (classwise ECE and MCE), from the table sorted as
+    arrays (integer and text classes) and from the Polars sort (other types: here the same
+    classes as categoricals, or of two integer types), bit for bit."""
+    df, _ = drawn
+    got = mm._classwise(df, 3, strategy)
+    as_polars = df.with_columns(pl.col("class").cast(pl.Categorical),
+                                pl.col("label").cast(pl.Categorical)) \
+        if df.schema["class"] == pl.String else df.with_columns(pl.col("class").cast(pl.Int32))
+    assert mm._coded(as_polars) is None  # (the other path)
+    want = dict(mm._classwise(as_polars, 3, strategy))
+    assert [name for name, _ in got] == sorted(want)
+    for name, bins in got:
+        for a, b in zip(bins, want[name], strict=True):
+            if isinstance(a, np.ndarray):
+                np.testing.assert_array_equal(a, b)
+            else:
+                assert a == b or (isinstance(a, float) and math.isnan(a) and math.isnan(b))
+
+
+def test_classwise_calibration_of_a_weightless_segment_is_undefined_not_a_crash(
+        tmp_path: Any) -> None:
+    """ECE and MCE classwise over a segment whose rows all weigh 0 (and under the bootstrap,
+    a replicate that draws none of a segment's rows): no class has a bin, so no value. It
+    crashed (exit 3, a zip of unequal lengths) before; the other segment's values are the
+    rows' own."""
+    from evalcli.api import evaluate
+
+    pred = pl.DataFrame({"id": [1, 2, 3, 4, 5], "p_0": [0.8, 0.3, 0.6, 0.4, 0.9],
+                         "p_1": [0.2, 0.7, 0.4, 0.6, 0.1]})
+    truth = pl.DataFrame({"id": [1, 2, 3, 4, 5], "label": [0, 1, 0, 1, 1],
+                          "w": [1.0, 1.0, 0.0, 0.0, 2.0], "seg": ["a", "a", "b", "b", "a"]})
+    r = evaluate({"task": "multiclass", "options": {"score_prefix": "p_"},
+                  "columns": {"weight": "w"}, "group_by": ["seg"],
+                  "metrics": [{"metric": "ece", "kind": "classwise", "bins": 2},
+                              {"metric": "mce", "kind": "classwise", "bins": 2}],
+                  "uncertainty": {"method": "bootstrap", "replicates": 100}},
+                 predictions=pred, truth=truth)
+    segs = {s.key["seg"]: s for s in r.segments}
+    assert all(m.value is None for m in segs["b"].metrics)
+    assert all(m.value is not None and m.value > 0 for m in segs["a"].metrics)

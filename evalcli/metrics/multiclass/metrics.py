@@ -746,7 +746,8 @@ def _classwise(table: pl.DataFrame, bins: int, strategy: str) -> list[tuple[Any,
         names = [df.get_column("class")[a] for a in starts]
         size = df.height
     out = []
-    for name, a, b in zip(names, starts, [*starts[1:], size], strict=True):
+    # (no row of positive weight, as in a segment whose rows all weigh 0: no class)
+    for name, a, b in zip(names, starts, [*starts[1:], size][:len(starts)], strict=True):
         w, pos = w_all[a:b], pos_all[a:b]
         score, at = np.unique(s_all[a:b], return_inverse=True)
         out.append((name, bin_counts(score, np.bincount(at, weights=pos, minlength=score.size),
