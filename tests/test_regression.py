@@ -303,3 +303,54 @@ def test_constant_target_with_errors_too_small_to_square() -> None:
     assert (got["r2"], got["explained_variance"]) == (1.0, 1.0)
     got = ours([2.0, 2.0], [1.0, 1.0])  # errors all 1: no spread, but not exact
     assert (got["r2"], got["explained_variance"]) == (0.0, 1.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.booleans(), st.integers(0, 2**32 - 1),
+       st.sampled_from([1.0, 1e6, 1e154, 1e300]))
+def test_replicate_moments_are_what_the_combine_gives_per_replicate(
+        weighted: bool, seed: int, scale: float) -> None:
+    """The moments and the spread of every bootstrap replicate at once (AggStat.replicates)
+    are, bit for bit, what the statistic's combine gives on a frame of one part per
+    replicate: sums of any size (beyond the float range's square root too), no row (NaN
+    sums), infinite sums, an error constant in a replicate, weighted or not."""
+    import numpy as np
+
+    from evalcli.engine.resample import _combined
+    from evalcli.metrics.base import Context
+    from evalcli.metrics.regression.stats import moments, spread
+    from evalcli.metrics.stats import exact_names
+
+    rng = np.random.default_rng(seed)
+    roles = frozenset({"label", "prediction", *(("weight",) if weighted else ())})
+    ctx = Context(family="regression", roles=roles)
+    for stat in (*moments({}, ctx), *spread({}, ctx)):
+        assert stat.replicates is not None and callable(stat.combine)
+        own = [e.meta.output_name() for e in stat.exprs()]
+        exact = exact_names(own)
+        n = 40
+        out: dict[str, np.ndarray] = {}
+        for name in own:
+            if name in exact or "#" in name:
+                continue
+            out[name] = rng.integers(0, 5, n).astype(np.float64)  # counts
+        for name in exact:
+            out[name] = rng.normal(0, scale, n) * rng.integers(0, 3, n)
+        for name in [c for c in out if c.endswith(("_e", ".lo_e", ".hi_e"))]:
+            out[name] = rng.normal(0, 1, n)
+        if any(c.endswith(".lo_e") for c in out):  # constant errors in some replicates
+            lo = next(c for c in out if c.endswith(".lo_e"))
+            hi = next(c for c in out if c.endswith(".hi_e"))
+            out[hi][::3] = out[lo][::3]
+        for col in out.values():  # no rows; an infinite sum
+            col[5] = np.nan
+        first = next(c for c in exact)
+        out[first][7] = np.inf
+        got = stat.replicates(out)
+        want = _combined(stat, out, exact)
+        assert len(got) == len(want) == n
+        for a, b in zip(got, want, strict=True):
+            assert set(a) == set(b)
+            for k in a:
+                x, y = a[k], b[k]
+                assert (x is None and y is None) or x == y or (x != x and y != y), (k, x, y)

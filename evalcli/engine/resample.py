@@ -247,8 +247,20 @@ def _agg_replicates(st: AggStat, df: pl.DataFrame, gr: Groups, weights: np.ndarr
     n = weights.shape[0]
     if not callable(st.combine):
         return [{c: _num(out[c][i]) for c in cols} for i in range(n)]
-    # a combine of its own (e.g. regression's moments): each row as one part whose exact sums
-    # are values kept aside (read exactly by the combine), the other columns as they are
+    if st.replicates is not None:
+        return st.replicates(out)
+    return _combined(st, out, exact)
+
+
+def _combined(st: AggStat, out: Mapping[str, np.ndarray], exact: Mapping[str, int]
+              ) -> list[dict[str, Any]]:
+    """An AggStat with a combine of its own (e.g. regression's moments) in each replicate,
+    from the replicates' sums and extremes ``out`` (a column each; ``exact``: the exact
+    sums'): each replicate as one part whose exact sums are values kept aside (read exactly
+    by the combine), the other columns as they are."""
+    assert callable(st.combine)
+    n = len(next(iter(out.values())))
+    cols = list(out)
     data: dict[str, Any] = {REP: list(range(n))}
     for c in cols:
         if c in exact:

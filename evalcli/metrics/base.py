@@ -310,6 +310,12 @@ class AggStat:
     extremes: Mapping[str, Literal["max", "min"]] = field(default_factory=dict)
     """With a ``combine`` function: the output columns that combine by ``max`` or ``min``;
     every other column adds up over parts (what the bootstrap's replicates rely on)."""
+    replicates: Callable[[Mapping[str, Any]], list[dict[str, Any]]] | None = None
+    """With a ``combine`` function, optionally: the statistic in every bootstrap replicate at
+    once, from each output column's replicate values as an array (an exact sum's as its
+    value, NaN for none), one dict per replicate, as ``combine`` gives for a part per
+    replicate; it must give the same values (a thousand replicates per segment: ``combine``
+    on a frame of a row each costs more than the arithmetic)."""
 
 
 @dataclass(frozen=True)

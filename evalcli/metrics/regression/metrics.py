@@ -8,7 +8,16 @@ from collections.abc import Callable, Sequence
 
 import polars as pl
 
-from evalcli.metrics.base import Context, Metric, MetricValue, Param, Params, Stat, StatValues
+from evalcli.metrics.base import (
+    Context,
+    Metric,
+    MetricValue,
+    Param,
+    Params,
+    Stat,
+    StatValues,
+    memo_of,
+)
 from evalcli.metrics.regression.conventions import DEFINITION, effective
 from evalcli.metrics.regression.stats import (
     ABS_ERRORS,
@@ -24,8 +33,12 @@ from evalcli.metrics.task import options_of
 
 
 def _m(stats: StatValues) -> dict[str, float]:
-    return {k.removeprefix(MOMENTS + "."): math.nan if v is None else float(v)
-            for k, v in stats[MOMENTS].items()}
+    """The moments by short name (NaN for none), once per run or replicate for all its
+    metrics (read only)."""
+    got = stats[MOMENTS]
+    return memo_of(stats).get(got, ("regression moments",), lambda: {
+        k.removeprefix(MOMENTS + "."): math.nan if v is None else float(v)
+        for k, v in got.items()})
 
 
 def _value(fn: Callable[[dict[str, float]], MetricValue]) -> Callable[[StatValues, Params],

@@ -10,7 +10,7 @@ error) gives the exact (weighted) median.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from functools import partial
 from typing import Any
@@ -128,6 +128,16 @@ def _moment_exprs(weighted: bool) -> Callable[[], list[pl.Expr]]:
 Moments = dict[str, "Fraction | float"]
 
 
+def _from_sums(total: Callable[..., Fraction | float], has: Callable[[str], bool], n: float,
+               exactly: bool) -> Moments:
+    """The moments' sums from ``total`` (the exact sum of the named sums present: ``has``)
+    and the row count ``n``."""
+    w = total("w") if has("w") else Fraction(int(n)) if exactly else n
+    y_names, y2_names = _square_names("y")
+    return {"w": w, "n": n, "sy": total(*y_names), "sy2": total(*y2_names),
+            "se": total("e"), "se2": total("e2"), "sae": total("ae"), "sape": total("ape")}
+
+
 def _part_moments(rows: list[dict[str, Any]], columns: Sequence[str], exactly: bool = True
                   ) -> Moments:
     """The exact sums of one segment's parts: from the partial columns of the pass, or from
@@ -136,9 +146,11 @@ def _part_moments(rows: list[dict[str, Any]], columns: Sequence[str], exactly: b
     :func:`_combine_moments`)."""
     k = MOMENTS
 
+    def has(name: str) -> bool:
+        return f"{k}.{name}#x:j" in columns
+
     def total(*names: str) -> Fraction | float:
-        out = sum((exact_total(rows, f"{k}.{n}") for n in names
-                   if f"{k}.{n}#x:j" in columns), Fraction(0))
+        out = sum((exact_total(rows, f"{k}.{n}") for n in names if has(n)), Fraction(0))
         return out if exactly else to_float(out)
 
     def exact(v: Any) -> Fraction | float:
@@ -146,11 +158,8 @@ def _part_moments(rows: list[dict[str, Any]], columns: Sequence[str], exactly: b
         return Fraction(f) if math.isfinite(f) and exactly else f
 
     n = sum(float(r[f"{k}.n"] or 0.0) for r in rows)
-    if f"{k}.y#x:j" in columns:
-        w = total("w") if f"{k}.w#x:j" in columns else Fraction(int(n)) if exactly else n
-        y_names, y2_names = _square_names("y")
-        return {"w": w, "n": n, "sy": total(*y_names), "sy2": total(*y2_names),
-                "se": total("e"), "se2": total("e2"), "sae": total("ae"), "sape": total("ape")}
+    if has("y"):
+        return _from_sums(total, has, n, exactly)
     zero: Fraction | float = Fraction(0) if exactly else 0.0
     out: Moments = {"w": zero, "n": n, "sy": zero, "sy2": zero, "se": zero, "se2": zero,
                     "sae": zero, "sape": zero}
@@ -181,6 +190,26 @@ def _moments_of(m: Moments, constant_e: bool) -> dict[str, float]:
     }
 
 
+def _segment_moments(sums: Callable[[bool], Moments], maxes: Sequence[float],
+                     los: Sequence[float], his: Sequence[float]) -> dict[str, Any]:
+    """One segment's row of moments from its sums (``sums(exactly)``) and the extremes of
+    its parts' errors."""
+    k = MOMENTS
+    constant_e = bool(los) and min(los) == max(his)
+    try:
+        moments = _moments_of(sums(True), constant_e)
+    except OverflowError:  # a sum beyond the float range (errors of 1e154 and more):
+        # the same formulas in floats, which give ±inf or nan as any float formula would
+        moments = _moments_of(sums(False), constant_e)
+    row: dict[str, Any] = {f"{k}.{name}": v for name, v in moments.items()}
+    row.update({
+        f"{k}.max_e": max(maxes) if maxes else None,
+        f"{k}.lo_e": min(los) if los else None,
+        f"{k}.hi_e": max(his) if his else None,
+    })
+    return row
+
+
 def _combine_moments(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     """Moments of each segment from the exact sums of its parts, in exact arithmetic:
     weight, mean and centred sum of squares of the target and of the error, the sums of
@@ -191,22 +220,12 @@ def _combine_moments(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
         groups.setdefault(tuple(part[c] for c in keys), []).append(part)
     out = []
     for key, rows in groups.items():
-        maxes = [r[f"{k}.max_e"] for r in rows if r[f"{k}.max_e"] is not None]
-        los = [r[f"{k}.lo_e"] for r in rows if r.get(f"{k}.lo_e") is not None]
-        his = [r[f"{k}.hi_e"] for r in rows if r.get(f"{k}.hi_e") is not None]
-        constant_e = bool(los) and min(los) == max(his)
-        try:
-            moments = _moments_of(_part_moments(rows, df.columns), constant_e)
-        except OverflowError:  # a sum beyond the float range (errors of 1e154 and more):
-            # the same formulas in floats, which give ±inf or nan as any float formula would
-            moments = _moments_of(_part_moments(rows, df.columns, exactly=False), constant_e)
         row: dict[str, Any] = dict(zip(keys, key, strict=True))
-        row.update({f"{k}.{name}": v for name, v in moments.items()})
-        row.update({
-            f"{k}.max_e": max(maxes) if maxes else None,
-            f"{k}.lo_e": min(los) if los else None,
-            f"{k}.hi_e": max(his) if his else None,
-        })
+        row.update(_segment_moments(
+            partial(_part_moments, rows, df.columns),
+            [r[f"{k}.max_e"] for r in rows if r[f"{k}.max_e"] is not None],
+            [r[f"{k}.lo_e"] for r in rows if r.get(f"{k}.lo_e") is not None],
+            [r[f"{k}.hi_e"] for r in rows if r.get(f"{k}.hi_e") is not None]))
         out.append(row)
     schema = {c: pl.Float64 for c in (f"{k}.{n}" for n in (
         "w", "n", "mean_y", "m2_y", "mean_e", "m2_e", "sse", "sae", "sape", "max_e", "lo_e",
@@ -215,11 +234,42 @@ def _combine_moments(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
         pl.DataFrame(schema={**df.select(keys).schema, **schema})
 
 
+def _replicate_sum(v: float) -> Fraction | float:
+    """A replicate's sum as :func:`exact_total` reads it when it is the one value kept aside
+    of a part (NaN: no value, 0)."""
+    return Fraction(0) if v != v else v if math.isinf(v) else Fraction(v)
+
+
+def _given(v: float) -> list[float]:
+    return [] if v != v else [float(v)]
+
+
+def _replicate_moments(cols: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """:func:`_combine_moments` of each bootstrap replicate (see ``AggStat.replicates``): the
+    same arithmetic on each replicate's sums, without a frame of parts to read them from."""
+    k = MOMENTS
+    n_all = cols[f"{k}.n"].tolist()
+    sums = {c[len(k) + 1:]: v.tolist() for c, v in cols.items()}
+    out = []
+    for i, n in enumerate(n_all):
+        def total(*names: str, i: int = i, exactly: bool = True) -> Fraction | float:
+            got = sum((_replicate_sum(sums[x][i]) for x in names if x in sums), Fraction(0))
+            return got if exactly else to_float(got)
+
+        def of(exactly: bool, i: int = i, n: float = n, total: Any = total) -> Moments:
+            return _from_sums(partial(total, exactly=exactly), sums.__contains__,
+                              0.0 if n != n else float(n), exactly)
+
+        out.append(_segment_moments(of, _given(sums["max_e"][i]), _given(sums["lo_e"][i]),
+                                    _given(sums["hi_e"][i])))
+    return out
+
+
 def moments(p: Params, c: Context) -> Sequence[Stat]:
     weighted = is_weighted(c)
     return [AggStat(MOMENTS, _moment_exprs(weighted), _combine_moments,
                     extremes={f"{MOMENTS}.max_e": "max", f"{MOMENTS}.lo_e": "min",
-                              f"{MOMENTS}.hi_e": "max"})]
+                              f"{MOMENTS}.hi_e": "max"}, replicates=_replicate_moments)]
 
 
 SPREAD = "regression.spread"
@@ -241,6 +291,22 @@ def _spread_exprs(weighted: bool) -> Callable[[], list[pl.Expr]]:
     return exprs
 
 
+def _spread_of(total: Callable[[Sequence[str]], Fraction | float], has: Callable[[str], bool],
+               n: float) -> dict[str, float]:
+    """Total weight and the predictions' centred sum of squares from the exact sums
+    (``total`` of the named sums present: ``has``) and the row count ``n``."""
+    k = SPREAD
+    sp_names, sp2_names = _square_names("p")
+    w = total(["w"]) if has("w") else Fraction(n)
+    sp, sp2 = total(sp_names), total(sp2_names)
+    try:
+        m2 = to_float(sp2 - sp * sp / w) if w else 0.0
+    except OverflowError:  # beyond the float range: the same formula in floats
+        fw, fsp = to_float(w), to_float(sp)
+        m2 = to_float(sp2) - fsp * fsp / fw
+    return {f"{k}.w": to_float(w), f"{k}.m2_p": m2}
+
+
 def _combine_spread(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     """Each segment's total weight and the predictions' centred sum of squares
     Σw·(ŷ − ŷ̄)² = Σw·ŷ² − (Σw·ŷ)²/Σw, in exact arithmetic (rounded once)."""
@@ -248,31 +314,39 @@ def _combine_spread(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for part in df.iter_rows(named=True):
         groups.setdefault(tuple(part[c] for c in keys), []).append(part)
-    sp_names, sp2_names = _square_names("p")
+
+    def has(name: str) -> bool:
+        return f"{k}.{name}#x:j" in df.columns
+
     out = []
     for key, rows in groups.items():
         def total(names: Sequence[str], rows: list[dict[str, Any]] = rows) -> Fraction | float:
-            return sum((exact_total(rows, f"{k}.{n}") for n in names
-                        if f"{k}.{n}#x:j" in df.columns), Fraction(0))
+            return sum((exact_total(rows, f"{k}.{n}") for n in names if has(n)), Fraction(0))
 
-        n = sum(float(r[f"{k}.n"] or 0.0) for r in rows)
-        w = total(["w"]) if f"{k}.w#x:j" in df.columns else Fraction(n)
-        sp, sp2 = total(sp_names), total(sp2_names)
-        try:
-            m2 = to_float(sp2 - sp * sp / w) if w else 0.0
-        except OverflowError:  # beyond the float range: the same formula in floats
-            fw, fsp = to_float(w), to_float(sp)
-            m2 = to_float(sp2) - fsp * fsp / fw
         row: dict[str, Any] = dict(zip(keys, key, strict=True))
-        row.update({f"{k}.w": to_float(w), f"{k}.m2_p": m2})
+        row.update(_spread_of(total, has, sum(float(r[f"{k}.n"] or 0.0) for r in rows)))
         out.append(row)
     schema: dict[str, Any] = {**df.select(keys).schema, f"{k}.w": F64, f"{k}.m2_p": F64}
     return pl.DataFrame(out, schema=schema) if out else pl.DataFrame(schema=schema)
 
 
+def _replicate_spread(cols: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """:func:`_combine_spread` of each bootstrap replicate (see ``AggStat.replicates``)."""
+    k = SPREAD
+    sums = {c[len(k) + 1:]: v.tolist() for c, v in cols.items()}
+    out = []
+    for i, n in enumerate(sums["n"]):
+        def total(names: Sequence[str], i: int = i) -> Fraction | float:
+            return sum((_replicate_sum(sums[x][i]) for x in names if x in sums), Fraction(0))
+
+        out.append(_spread_of(total, sums.__contains__, 0.0 if n != n else float(n)))
+    return out
+
+
 def spread(p: Params, c: Context) -> Sequence[Stat]:
     """The predictions' weighted centred sum of squares (Spark's explained variance)."""
-    return [AggStat(SPREAD, _spread_exprs(is_weighted(c)), _combine_spread)]
+    return [AggStat(SPREAD, _spread_exprs(is_weighted(c)), _combine_spread,
+                    replicates=_replicate_spread)]
 
 
 def _abs_errors_build(lf: pl.LazyFrame, keys: list[str], weighted: bool = False
