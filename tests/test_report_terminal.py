@@ -140,3 +140,32 @@ def test_quiet_shows_nothing_even_on_a_terminal(cli, terminal):
 def test_no_color_is_respected(cli):
     out = cli("run", str(CONFIGS / "binary-gated.yaml"))
     assert "\x1b[" not in out.stdout and "\x1b[" not in out.stderr
+
+
+def test_an_interval_note_several_metrics_share_is_one_footnote():
+    """An interval's note that several metrics carry (binned replicates) is numbered and
+    written once under the table, as their shared notes are; a caption (the threshold) and
+    a note of one metric stay beside the value."""
+    from evalcli.report import ReportFormat, render
+    from evalcli.result import CI, AlignmentInfo, InputInfo, MetricResult, RunResult
+
+    note = "replicates on binned scores, shifted by the binning error of the value"
+    ms = [MetricResult(name, name, "binary", {}, "higher", 0.9,
+                       ci=CI(0.85, 0.95, 0.95, "percentile", note=note))
+          for name in ("auroc", "average_precision")]
+    ms.append(MetricResult("peak_f1", "peak_f1", "binary", {}, "higher", 0.7,
+                           caption="at threshold 0.42",
+                           ci=CI(0.6, 0.8, 0.95, "percentile", note=note)))
+    ms.append(MetricResult("ece", "ece", "binary", {}, "lower", 0.1,
+                           ci=CI(None, None, 0.95, "percentile", reason="too few rows")))
+    r = RunResult(task="binary", engine="polars", predictions=InputInfo("p.csv", 10),
+                  truth=None, alignment=AlignmentInfo(10, 0, 0, "error"), metrics=ms)
+    text = render(r, ReportFormat.table)
+    assert text.count(note) == 1 and f"[1] interval: {note}" in text
+    rows = {line.split()[0]: line for line in text.splitlines()
+            if line.strip() and line.split()[0] in ("auroc", "average_precision", "peak_f1",
+                                                    "ece")}
+    assert rows["auroc"].rstrip().endswith("[1]")
+    assert rows["average_precision"].rstrip().endswith("[1]")
+    assert "at threshold 0.42" in rows["peak_f1"] and "[1]" in rows["peak_f1"]
+    assert "no interval: too few rows" in rows["ece"]

@@ -22,6 +22,7 @@ from rich.text import Text
 
 from evalcli.report import (
     alignment_facts,
+    ci_notes,
     format_signed,
     format_value,
     notes_of,
@@ -254,10 +255,11 @@ def _status(m: MetricResult) -> Text:
 
 
 def shared_notes(metrics: list[MetricResult]) -> dict[str, int]:
-    """Notes that several metrics carry, numbered: the table shows them once, as footnotes."""
+    """Notes that several metrics carry (their own or their intervals'), numbered: the table
+    shows them once, as footnotes. A caption (``at threshold 0.37``) stays beside its value."""
     count: dict[str, int] = {}
     for m in metrics:
-        for n in dict.fromkeys(m.notes):
+        for n in dict.fromkeys([*m.notes, *ci_notes(m)]):
             count[n] = count.get(n, 0) + 1
     shared = [n for n, c in count.items() if c > 1]
     return {n: i for i, n in enumerate(shared, 1)}
