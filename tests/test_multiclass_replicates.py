@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from evalcli.metrics.base import Memo, Statistics
 from evalcli.metrics.binary.calibration import bin_counts
 from evalcli.metrics.multiclass import metrics as mm
-from evalcli.metrics.multiclass.stats import CLASS_SCORES, RANKS, SUMS
+from evalcli.metrics.multiclass.stats import CLASS_SCORES, CLASS_VS_REST, RANKS, SUMS
 
 SETTINGS = settings(max_examples=150, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -47,6 +47,12 @@ def class_tables(draw: Any) -> tuple[pl.DataFrame, bool]:
                                     "s": pl.Float64, "w": pl.Float64}, orient="row")
     return df.group_by("class", "label", "s").agg(pl.col("w").sum(),
                                                   pl.len().cast(pl.Int64).alias("n")), whole
+
+
+def vs_rest(df: pl.DataFrame) -> pl.DataFrame:
+    """The one-vs-rest table of a (class, label, s) table: (class, pos, s)."""
+    return df.group_by("class", (pl.col("label") == pl.col("class")).alias("pos"), "s").agg(
+        pl.col("w").sum(), pl.col("n").sum())
 
 
 def same(a: Any, b: Any, exact: bool) -> None:
@@ -84,11 +90,20 @@ def test_replicate_curves_equal_the_polars_curves(drawn: tuple[pl.DataFrame, boo
         if part == "pairs":  # the keys of the Polars rows only
             want = {k: {"num": v["num"], "N": v["N"]} for k, v in want.items()}
         same(got, want, whole)
+        if part == "pairs":
+            continue
+        # the one-vs-rest table (the true classes other than the scored one as one): the
+        # same curves, from either path
+        rest = vs_rest(df)
+        runs = mm._runs(rest, part == "micro")
+        assert runs is not None
+        same(mm._curves_arrays(runs, part), want, whole)
+        same(mm._curves(mm._ordered(rest), part), want, whole)
 
 
 def _stats(table: pl.DataFrame, replicate: bool) -> Statistics:
-    return Statistics({CLASS_SCORES: table, SUMS: {f"{SUMS}.unnormed": 0.0}}, Memo(),
-                      replicate=replicate)
+    return Statistics({CLASS_SCORES: table, CLASS_VS_REST: vs_rest(table),
+                       SUMS: {f"{SUMS}.unnormed": 0.0}}, Memo(), replicate=replicate)
 
 
 @SETTINGS
@@ -174,12 +189,11 @@ def test_classwise_bins_sorted_as_arrays_are_the_polars_sorted_bins(
         drawn: tuple[pl.DataFrame, bool], strategy: str) -> None:
     """Each class's bins of its own score (classwise ECE and MCE), from the table sorted as
     arrays (integer and text classes) and from the Polars sort (other types: here the same
-    classes as categoricals, or of two integer types), bit for bit."""
-    df, _ = drawn
+    classes as categoricals, or as floats), bit for bit."""
+    df = vs_rest(drawn[0])
     got = mm._classwise(df, 3, strategy)
-    as_polars = df.with_columns(pl.col("class").cast(pl.Categorical),
-                                pl.col("label").cast(pl.Categorical)) \
-        if df.schema["class"] == pl.String else df.with_columns(pl.col("class").cast(pl.Int32))
+    as_polars = df.with_columns(pl.col("class").cast(pl.Categorical)) \
+        if df.schema["class"] == pl.String else df.with_columns(pl.col("class").cast(pl.Float64))
     assert mm._coded(as_polars) is None  # (the other path)
     want = dict(mm._classwise(as_polars, 3, strategy))
     assert [name for name, _ in got] == sorted(want)

@@ -29,6 +29,7 @@ from evalcli.metrics.binary.calibration import BINNING, Bins, bin_counts, calibr
 from evalcli.metrics.binary.calibration import PARAMS as CAL_PARAMS
 from evalcli.metrics.multiclass.stats import (
     CLASS_SCORES,
+    CLASS_VS_REST,
     EPS64,
     OUTSIDE,
     RANKS,
@@ -37,6 +38,7 @@ from evalcli.metrics.multiclass.stats import (
     Counts,
     as_number,
     class_scores,
+    class_vs_rest,
     confusion,
     counts_of,
     outside,
@@ -353,6 +355,18 @@ def _log_loss_value(stats: StatValues, params: Params) -> MetricValue:
 
 # --------------------------------------------------------------------------- per-class curves
 
+def _truth_of(df: pl.DataFrame) -> str:
+    """The column of a per-class table that says which rows are the scored class's: ``pos``
+    (a one-vs-rest table, :func:`~evalcli.metrics.multiclass.stats.class_vs_rest`), else
+    ``label`` (the true class)."""
+    return "pos" if "pos" in df.columns else "label"
+
+
+def _positive(df: pl.DataFrame) -> pl.Expr:
+    """Whether a row of a per-class table is of the scored class (see :func:`_truth_of`)."""
+    return pl.col("pos") if "pos" in df.columns else pl.col("label") == pl.col("class")
+
+
 def _ordered(df: pl.DataFrame) -> pl.DataFrame:
     """The table without zero-weight rows, in one chunk; sorted when the weights are not whole
     numbers, so that sums of several rows add in one order whatever the engine's row order
@@ -360,7 +374,7 @@ def _ordered(df: pl.DataFrame) -> pl.DataFrame:
     df = df.filter(pl.col("w") != 0)
     w = pl.col("w")
     if not df.select((w == w.round()).all()).item():
-        df = df.sort("class", "label", "s")
+        df = df.sort("class", _truth_of(df), "s")
     return df.rechunk()
 
 
@@ -368,7 +382,7 @@ def _per_score(df: pl.DataFrame) -> pl.LazyFrame:
     """Per (class, score of that class), highest first: p = weight of rows of the class,
     q = of the other rows, their running totals tp and fp, and r = tp − p/2 (the weight of
     the class's rows scored above, plus half of those tied)."""
-    w, pos = pl.col("w"), pl.col("label") == pl.col("class")
+    w, pos = pl.col("w"), _positive(df)
     return (df.lazy().group_by("class", "s").agg((w * pos).sum().alias("p"),
                                                  (w * ~pos).sum().alias("q"))
             .sort("class", "s", descending=[False, True])
@@ -392,7 +406,7 @@ def _curves(df: pl.DataFrame, part: str) -> Any:
     class P, N, Σ q·r and Σ AP terms), pairs (per (class, other true class) Σ w·r) or micro
     (the same sums over one curve of every (row, class) pair).
     """
-    w, pos = pl.col("w"), pl.col("label") == pl.col("class")
+    w, pos = pl.col("w"), _positive(df)
     if part == "classes":
         q = _per_score(df).group_by("class", maintain_order=True).agg(
             P.sum().alias("P"), Q.sum().alias("N"), (Q * pl.col("r")).sum().alias("roc"),
@@ -414,30 +428,50 @@ def _curves(df: pl.DataFrame, part: str) -> Any:
     return q.collect(engine="in-memory").row(0, named=True)
 
 
-def _coded(df: pl.DataFrame) -> tuple[list[Any], np.ndarray, np.ndarray] | None:
-    """The distinct values of the table's ``class`` and ``label`` columns, ascending (Polars'
-    order), and each row's class and label as indexes into them; ``None`` when the two
-    columns differ in type, hold a null, or are of a type other than integer or text."""
+def _codes(col: pl.Series) -> tuple[list[Any], np.ndarray] | None:
+    """The distinct values of an integer or text column, ascending (Polars' order), and each
+    row's value as an index into them; ``None`` for a null or another type."""
     import numpy as np
-    cls, lab = df.get_column("class"), df.get_column("label")
-    if cls.dtype != lab.dtype or cls.has_nulls() or lab.has_nulls():
+    if col.has_nulls():
         return None
-    n = cls.len()
-    both = pl.concat([cls, lab])
-    if cls.dtype.is_integer():
-        uniq, codes = np.unique(both.to_numpy(), return_inverse=True)
-        return uniq.tolist(), codes[:n], codes[n:]
-    if cls.dtype != pl.String:
+    if col.dtype.is_integer():
+        uniq, codes = np.unique(col.to_numpy(), return_inverse=True)
+        return uniq.tolist(), codes
+    if col.dtype != pl.String:
         return None
     # (a text column's codes as a categorical's, then put in the order of the values)
-    _, first, at = np.unique(both.cast(pl.Categorical).to_physical().to_numpy(),
+    _, first, at = np.unique(col.cast(pl.Categorical).to_physical().to_numpy(),
                              return_index=True, return_inverse=True)
-    found = both.gather(first).to_list()
+    found = col.gather(first).to_list()
     order = sorted(range(len(found)), key=found.__getitem__)
     rank = np.empty(len(found), dtype=np.int64)
     rank[order] = np.arange(len(found))
-    codes = rank[at]
-    return [found[i] for i in order], codes[:n], codes[n:]
+    return [found[i] for i in order], rank[at]
+
+
+def _coded(df: pl.DataFrame) -> tuple[list[Any], np.ndarray, np.ndarray, np.ndarray | None
+                                      ] | None:
+    """A per-class table's classes (and true classes) as arrays: the distinct values of the
+    ``class`` and ``label`` columns ascending, each row's class as an index into them,
+    whether the row is of that class, and its true class's index (``None`` for a one-vs-rest
+    table, which has ``pos`` in place of ``label``); ``None`` when a column holds a null,
+    the two differ in type, or are of a type other than integer or text."""
+    cls = df.get_column("class")
+    if "pos" in df.columns:
+        pos = df.get_column("pos")
+        got = _codes(cls)
+        if got is None or pos.has_nulls():
+            return None
+        return got[0], got[1], pos.to_numpy(), None
+    lab = df.get_column("label")
+    if cls.dtype != lab.dtype:
+        return None
+    both = _codes(pl.concat([cls, lab]))
+    if both is None:
+        return None
+    values, codes = both
+    n = cls.len()
+    return values, codes[:n], codes[:n] == codes[n:], codes[n:]
 
 
 class _Runs(NamedTuple):
@@ -446,7 +480,8 @@ class _Runs(NamedTuple):
 
     values: list[Any]
     cls: np.ndarray
-    label: np.ndarray
+    label: np.ndarray | None
+    """Each row's true class (``None`` for a one-vs-rest table)."""
     w: np.ndarray
     group: np.ndarray
     """Each row's group."""
@@ -466,15 +501,16 @@ def _runs(df: pl.DataFrame, micro: bool) -> _Runs | None:
     got = _coded(df)
     if got is None:
         return None
-    values, c, lab = got
+    values, c, pos, lab = got
     s = df.get_column("s").cast(pl.Float64).to_numpy()
     w = df.get_column("w").cast(pl.Float64).to_numpy()
     live = w != 0
-    c, lab, s, w = c[live], lab[live], s[live], w[live]
-    pos = c == lab
+    c, pos, s, w = c[live], pos[live], s[live], w[live]
     cls = np.zeros(s.size, dtype=np.int64) if micro else c
     order = np.lexsort((-s, cls))
-    cls, c, lab, s, w, pos = cls[order], c[order], lab[order], s[order], w[order], pos[order]
+    cls, c, s, w, pos = cls[order], c[order], s[order], w[order], pos[order]
+    if lab is not None:
+        lab = lab[live][order]
     new = np.ones(s.size, dtype=bool)
     new[1:] = (cls[1:] != cls[:-1]) | (s[1:] != s[:-1])
     starts = np.flatnonzero(new)
@@ -500,6 +536,7 @@ def _curves_arrays(runs: _Runs, part: str) -> Any:
     import numpy as np
     r = runs.tp - runs.p / 2
     if part == "pairs":
+        assert runs.label is not None  # (a table of true classes)
         other = runs.cls != runs.label
         k = len(runs.values)
         cell = runs.cls[other] * k + runs.label[other]
@@ -521,7 +558,8 @@ def _curves_arrays(runs: _Runs, part: str) -> Any:
 
 def curves_of(stats: StatValues, *parts: str, key: str = CLASS_SCORES) -> dict[str, Any]:
     """The table's row count and the ``parts`` of :func:`_curves` (each computed once a run);
-    ``key``: the statistic holding the (class, label, s) table (multilabel's has its own).
+    ``key``: the statistic holding the (class, label, s) table, or a one-vs-rest (class, pos,
+    s) table (no ``pairs`` then; multilabel's has its own).
     A bootstrap replicate's (``stats.replicate``) come from :func:`_curves_arrays`."""
     table: pl.DataFrame = stats[key]
     memo = memo_of(stats)
@@ -641,7 +679,8 @@ def _auroc_value(stats: StatValues, params: Params) -> MetricValue:
         raise MetricError("auroc: average=micro is for multi_class=ovr only (as scikit-learn's "
                           "roc_auc_score)", hint="use average: macro or weighted with ovo")
     c = curves_of(stats, "classes", "micro" if average == "micro" else
-                   "pairs" if multi == "ovo" else "classes")
+                   "pairs" if multi == "ovo" else "classes",
+                   key=CLASS_SCORES if multi == "ovo" else CLASS_VS_REST)
     if not c["rows"]:
         return MetricValue(None, notes=["no rows (or zero total weight)"])
     _check_sums(stats, "auroc")
@@ -674,7 +713,8 @@ def _auroc_value(stats: StatValues, params: Params) -> MetricValue:
 
 def _ap_value(stats: StatValues, params: Params) -> MetricValue:
     average = params.get("average", "macro")
-    c = curves_of(stats, "classes", *(("micro",) if average == "micro" else ()))
+    c = curves_of(stats, "classes", *(("micro",) if average == "micro" else ()),
+                  key=CLASS_VS_REST)
     if not c["rows"]:
         return MetricValue(None, notes=["no rows (or zero total weight)"])
     return ovr(c, "ap", average)
@@ -714,7 +754,7 @@ def _classwise_bins(stats: StatValues, bins: int, strategy: str
                     ) -> list[tuple[Any, Bins]]:
     """Each class's bins of its own score (one-vs-rest), in class order; computed once per
     table and binning (the run's memo: ECE and MCE share them, in each replicate too)."""
-    table: pl.DataFrame = stats[CLASS_SCORES]
+    table: pl.DataFrame = stats[CLASS_VS_REST]
     return memo_of(stats).get(table, ("classwise bins", bins, strategy),
                               lambda: _classwise(table, bins, strategy))
 
@@ -726,19 +766,19 @@ def _classwise(table: pl.DataFrame, bins: int, strategy: str) -> list[tuple[Any,
     # plan than to run); the sort of arrays puts the (unique) keys in Polars' order
     coded = _coded(table)
     if coded is not None and not table.get_column("s").has_nulls():
-        values, c, lab = coded
+        values, c, pos, lab = coded
         s_all = table.get_column("s").to_numpy()
         w_all = table.get_column("w").cast(pl.Float64).to_numpy()
-        order = np.lexsort((lab, s_all, c))
+        order = np.lexsort((pos if lab is None else lab, s_all, c))
         order = order[w_all[order] != 0]
         c, s_all, w_all = c[order], s_all[order], w_all[order]
-        pos_all = np.where(c == lab[order], w_all, 0.0)
+        pos_all = np.where(pos[order], w_all, 0.0)
         heads = np.flatnonzero(np.diff(c, prepend=-1))
         starts, names, size = heads.tolist(), [values[i] for i in c[heads].tolist()], c.size
     else:
-        df = table.filter(pl.col("w") != 0).sort("class", "s", "label").select(
+        df = table.filter(pl.col("w") != 0).sort("class", "s", _truth_of(table)).select(
             "class", "s", pl.col("w").cast(pl.Float64),
-            (pl.col("label") == pl.col("class")).fill_null(False).alias("pos"),
+            _positive(table).fill_null(False).alias("pos"),
             pl.col("class").rle_id().alias("run"))
         s_all, w_all = df.get_column("s").to_numpy(), df.get_column("w").to_numpy()
         pos_all = np.where(df.get_column("pos").to_numpy(), w_all, 0.0)
@@ -808,15 +848,18 @@ def _proba_stats(p: Params, c: Context) -> Sequence[Stat]:
 
 
 def _auroc_stats(p: Params, c: Context) -> Sequence[Stat]:
-    return [class_scores(p, c), score_sums(p, c)]
+    # one-vs-one needs the true class of the rows; one-vs-rest only whether it is the scored
+    # class (a table a bootstrap draws per replicate: classes x 2 rows per score, not classes²)
+    table = class_scores if p.get("multi_class", "ovr") == "ovo" else class_vs_rest
+    return [table(p, c), score_sums(p, c)]
 
 
 def _class_scores_stats(p: Params, c: Context) -> Sequence[Stat]:
-    return [class_scores(p, c)]
+    return [class_vs_rest(p, c)]
 
 
 def _calibration_stats(p: Params, c: Context) -> Sequence[Stat]:
-    main = top_label(p, c) if p.get("kind", "top_label") == "top_label" else class_scores(p, c)
+    main = top_label(p, c) if p.get("kind", "top_label") == "top_label" else class_vs_rest(p, c)
     return [main, outside(p, c)]
 
 

@@ -201,10 +201,14 @@ CLASS_SCORES = "multiclass.class_scores"
 SUMS = "multiclass.score_sums"
 
 
+CLASS_VS_REST = "multiclass.class_vs_rest"
+
+
 def _class_scores_build(lf: pl.LazyFrame, keys: list[str], ctx: Context,
-                        weighted: bool = False) -> pl.LazyFrame:
+                        weighted: bool = False, vs_rest: bool = False) -> pl.LazyFrame:
     """Every row's score of every class: one row per (scored class, true class, score) with
-    its weight and row count (memory ~ classes² × distinct scores, so it streams)."""
+    its weight and row count (memory ~ classes² × distinct scores, so it streams);
+    ``vs_rest``: per (scored class, whether it is the true class, score) instead."""
     from evalcli.metrics.multiclass.task import Scores
     from evalcli.metrics.task import TaskInput
 
@@ -217,7 +221,8 @@ def _class_scores_build(lf: pl.LazyFrame, keys: list[str], ctx: Context,
     if sc.classes is not None:
         out = out.with_columns(pl.col("class").replace_strict(
             list(range(len(sc.classes))), sc.classes, return_dtype=schema["label"]))
-    return out.group_by([*keys, "class", "label", "s"]).agg(
+    truth = (pl.col("label") == pl.col("class")).alias("pos") if vs_rest else pl.col("label")
+    return out.group_by([*keys, "class", truth, "s"]).agg(
         *weight_sum(pl.col("weight"), "w", weighted), pl.len().cast(pl.Int64).alias("n"))
 
 
@@ -227,6 +232,16 @@ def class_scores(params: Params, ctx: Context) -> FrameStat:
     return FrameStat(CLASS_SCORES, partial(_class_scores_build, ctx=ctx,
                                            weighted=is_weighted(ctx)),
                      partial(sum_by, by=["class", "label", "s"]))
+
+
+def class_vs_rest(params: Params, ctx: Context) -> FrameStat:
+    """Weight and rows per (scored class, whether it is the row's class, score): the
+    one-vs-rest curves and calibration of the classes. The classes' table, with the true
+    classes other than the scored one as one: a bootstrap draws it per replicate, as
+    2 x classes x bins rows instead of classes² x bins (100 classes: 11 GB before)."""
+    return FrameStat(CLASS_VS_REST, partial(_class_scores_build, ctx=ctx,
+                                            weighted=is_weighted(ctx), vs_rest=True),
+                     partial(sum_by, by=["class", "pos", "s"]))
 
 
 def score_sums(params: Params, ctx: Context) -> AggStat:
