@@ -603,3 +603,26 @@ def test_ranking_unit_from_one_file_covers_the_others_rows() -> None:
         assert ci_of(by_query, id_) == ci_of(base, id_)
         lo, hi = ci_of(by_user, id_)
         assert lo < base.metric(id_).value < hi
+
+
+@pytest.mark.parametrize("density", [0.001, 0.05, 0.5])
+def test_replicate_tables_sum_the_cells_the_groups_hold(density) -> None:
+    """A table's replicate sums (weightings x groups times groups x table rows) multiply only
+    the cells the groups hold when they are few (a sparse matrix), else one dense product:
+    either way every weighting's sum per table row and column, exact for whole values
+    (here), and repeated cells added."""
+    from evalcli.engine import resample
+
+    rng = np.random.default_rng(int(density * 1000))
+    n_rep, n_groups, size = 30, 40, 50
+    n = max(1, int(density * n_groups * size))
+    g_pos = rng.integers(0, n_groups, n)
+    k_pos = rng.integers(0, size, n)
+    values = rng.integers(-3, 4, (n, 2)).astype(np.float64)
+    weights = rng.integers(0, 4, (n_rep, n_groups)).astype(np.float64)
+    x = np.zeros((n_groups, size, 2))
+    np.add.at(x, (g_pos, k_pos), values)
+    want = np.einsum("rg,gkv->rkv", weights, x)
+    got = resample._weighted(weights, g_pos, k_pos, values, size)
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got, want)

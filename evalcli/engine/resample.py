@@ -410,13 +410,50 @@ def _stacked(fs: FrameStat, df: pl.DataFrame, gr: Groups, weights: np.ndarray
                                      )["__k"].to_numpy().astype(np.int64)
     size = max(1, keys.height)
     weights, g_pos = _held(weights, g_pos)
-    cells = g_pos * size + k_pos
-    stacked = np.empty((weights.shape[0], size, len(vals)))
-    for j, c in enumerate(vals):
-        x = np.bincount(cells, weights=np.nan_to_num(
-            flat[c].cast(pl.Float64).to_numpy(), nan=0.0), minlength=weights.shape[1] * size)
-        stacked[:, :, j] = weights @ x.reshape(weights.shape[1], size)
-    return _Stacked(flat, by, keys, vals, stacked, binned)
+    values = np.column_stack([np.nan_to_num(flat[c].cast(pl.Float64).to_numpy(), nan=0.0)
+                              for c in vals]) if vals else np.zeros((flat.height, 0))
+    return _Stacked(flat, by, keys, vals, _weighted(weights, g_pos, k_pos, values, size),
+                    binned)
+
+
+def _weighted(weights: np.ndarray, g_pos: np.ndarray, k_pos: np.ndarray, values: np.ndarray,
+              size: int) -> np.ndarray:
+    """Σ over the groups of each weighting's weight times the group's values, per table row:
+    weightings x ``size`` table rows x value columns, from the partial rows' group ``g_pos``,
+    table row ``k_pos`` and ``values``.
+
+    The groups x table rows matrix of a table keyed by scores is mostly zeros (a group of a
+    few rows of the data holds a few of its 8,192 rows): a dense product spends nearly all
+    its work on them (a multiclass table, 944 groups, 1,000 weightings: 15 GFLOP a column).
+    Then the cells the groups hold are multiplied alone (a sparse matrix), each table row's
+    products added in the order of its groups; otherwise, one dense product per column.
+
+    >>> import numpy as np
+    >>> w = np.array([[1.0, 2.0], [0.0, 3.0]])  # 2 weightings of 2 groups
+    >>> _weighted(w, np.array([0, 1, 1]), np.array([2, 2, 0]), np.array([[1.0], [10.0], [5.0]]),
+    ...           3)[:, :, 0].tolist()
+    [[10.0, 0.0, 21.0], [15.0, 0.0, 30.0]]
+    """
+    import numpy as np
+    n_rep, n_groups = weights.shape
+    cells, at = np.unique(g_pos * size + k_pos, return_inverse=True)
+    x = np.zeros((cells.size, values.shape[1]))
+    np.add.at(x, at.ravel(), values)
+    out = np.zeros((n_rep, size, values.shape[1]))
+    if cells.size * 8 >= n_groups * size:  # dense enough: one product of matrices a column
+        dense = np.zeros((n_groups * size, values.shape[1]))
+        dense[cells] = x
+        for j in range(values.shape[1]):
+            out[:, :, j] = weights @ dense[:, j].reshape(n_groups, size)
+        return out
+    from scipy import sparse  # type: ignore[import-untyped]
+
+    groups, rows = cells // size, cells % size
+    by_group = np.ascontiguousarray(weights.T)
+    for j in range(values.shape[1]):  # (each table row's products added in group order)
+        held = sparse.csr_matrix((x[:, j], (rows, groups)), shape=(size, n_groups))
+        out[:, :, j] = (held @ by_group).T
+    return out
 
 
 def replicate_values(plan: Plan, stats: Mapping[str, Stat],
