@@ -567,9 +567,37 @@ SEGMENT_CASES: tuple[tuple[str, int, int, tuple[str, ...], str], ...] = (
      "[num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, bpref, gm_map, set_map, "
      "utility, bin_g, g, ndcg_rel, rndcg, rbp, unjudged_fraction, infap]"),
     ("multiclass", 10**5, 20, ("--ci",), ""),
+    # per-class scores (a list column derived from the prediction: see _with_scores)
+    ("multiclass+scores", 10**4, 5, ("--ci",),
+     "[accuracy, log_loss, top_k_accuracy, auroc, {metric: auroc, multi_class: ovo}, "
+     "{metric: auroc, average: micro}, average_precision, ece, mce, "
+     "{metric: ece, kind: classwise}]"),
     ("regression", 10**5, 20, ("--ci", "--ci-method", "bca"), ""),
 )
 """Intervals over many segments: each metric's replicates are computed per segment too."""
+
+
+def _with_scores(folder: Path) -> str:
+    """The multiclass case's predictions with a probability per class (a list column
+    ``score``): a softmax of noise plus 1.5 for the predicted class, two decimals (ties).
+    Written once beside the case's files; the file's name."""
+    import numpy as np
+    import polars as pl
+
+    out = folder / "predictions-scores.parquet"
+    if not out.exists():
+        pred = pl.read_parquet(folder / "predictions.parquet")
+        rng = np.random.default_rng(7)
+        k = generate.N_CLASSES
+        logits = rng.normal(size=(pred.height, k))
+        logits[np.arange(pred.height), pred["prediction"].to_numpy()] += 1.5
+        p = np.exp(logits)
+        p = np.round(p / p.sum(axis=1, keepdims=True), 2)
+        p[:, -1] = np.round(1.0 - p[:, :-1].sum(axis=1), 2)  # (rows summing to 1)
+        keep = (p >= 0).all(axis=1)
+        pred.filter(pl.Series(keep)).select("id", pl.Series("score", p[keep].tolist())
+                                            ).write_parquet(out)
+    return out.name
 
 
 def segment_rows(repeats: int) -> dict[str, Any]:
@@ -580,7 +608,8 @@ def segment_rows(repeats: int) -> dict[str, Any]:
     import yaml
 
     out: dict[str, Any] = {}
-    for i, (family, size, n, flags, metrics) in enumerate(SEGMENT_CASES):
+    for i, (case, size, n, flags, metrics) in enumerate(SEGMENT_CASES):
+        family = case.split("+")[0]
         folder = generate.generate(family, size, ("parquet", "csv"))
         key = "query" if family == "ranking" else "id"
         truth = folder / f"truth-seg{n}.parquet"
@@ -589,11 +618,13 @@ def segment_rows(repeats: int) -> dict[str, Any]:
                 pl.format("s{}", pl.col(key).hash(3) % n).alias("seg")).write_parquet(truth)
         cfg = yaml.safe_load((folder / "config-parquet.yaml").read_text())
         cfg.update({"truth": truth.name, "group_by": ["seg"]})
+        if case.endswith("+scores"):
+            cfg.update({"predictions": _with_scores(folder), "alignment": {"unmatched": "drop"}})
         if metrics:
             cfg["metrics"] = yaml.safe_load(metrics)
         config = folder / f"config-seg-{i}.yaml"
         config.write_text(yaml.safe_dump(cfg, sort_keys=False))
-        name = (f"{family} {size:,}, {n} segments, "
+        name = (f"{case.replace('+', ' with ')} {size:,}, {n} segments, "
                 f"{len(cfg['metrics']) if metrics else 'every'} metrics, {' '.join(flags)}")
         cmd = [EVALCLI, "run", str(config), "--format", "json", "--no-gate", *flags]
         say(f"\n== {name}")
