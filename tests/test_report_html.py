@@ -509,3 +509,19 @@ def test_html_report_in_chromium(browser, tmp_path, kind):
     # the banner's count of gates is the number of gates listed
     gates = re.search(r"(\d+) gates?\b", seen["banner"])
     assert seen["gateRows"] == (int(gates.group(1)) if gates else 0), seen["banner"]
+
+
+def test_a_wide_segment_table_scrolls_in_its_section_and_unplotted_metrics_are_named(
+        tmp_path):
+    """Ten metrics by segment make a table wider than the page: it scrolls inside its
+    section (the page keeps its width); the plots, of the first eight metrics, say which
+    metrics have none."""
+    metrics = ["accuracy", "precision", "recall", "f1", "auroc", "average_precision",
+               "log_loss", "brier", "mcc", "balanced_accuracy"]
+    html = render(_binary_run(tmp_path, metrics), ReportFormat.html)
+    assert ".wide{overflow-x:auto}" in html
+    seg = _section(html, "segments")
+    assert re.search(r'<div class="wide"><table>.*?</table></div>', seg, flags=re.DOTALL)
+    assert seg.count("<figure>") == 8
+    note = re.search(r"Plots of the first 8 metrics[^<]*\(no plot: ([^)]*)\)", seg)
+    assert note and note.group(1).split(", ") == ["mcc", "balanced_accuracy"]

@@ -40,7 +40,7 @@ h2{font-size:17px;margin:0 0 12px}h3{font-size:15px;margin:18px 0 10px}
 table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}
 th,td{padding:5px 10px;border-bottom:1px solid #e5e7eb;text-align:left;vertical-align:top}
 th{background:#f3f4f6;font-weight:600}.num{text-align:right;white-space:nowrap}
-.nw{white-space:nowrap}
+.nw{white-space:nowrap}.wide{overflow-x:auto}
 code{font:12.5px ui-monospace,SFMono-Regular,Menlo,monospace}
 .ok{color:#15803d;font-weight:600}.bad{color:#b91c1c;font-weight:600}
 .na{color:#92400e}.dim{color:#6b7280}.better{color:#15803d}.worse{color:#b91c1c}
@@ -80,7 +80,10 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], kinds: Sequence
     head = "".join(cell("th", kinds[i], escape(h)) for i, h in enumerate(header))
     body = "".join("<tr>" + "".join(cell("td", kinds[i], c) for i, c in enumerate(row))
                    + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    # (a table wider than its section, many metrics by segment, scrolls inside it: the
+    # page keeps its width)
+    return (f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody>'
+            "</table></div>")
 
 
 def _verdict(r: RunResult) -> str:
@@ -421,6 +424,10 @@ def _segment_plots(r: RunResult) -> list[str]:
     order = sorted((i for i, m in enumerate(r.metrics) if not _is_matrix(m)),
                    key=lambda i: r.metrics[i].id not in gated)
     out = []
+    if len(order) > MAX_SEGMENT_PLOTS:
+        left = ", ".join(r.metrics[i].id for i in order[MAX_SEGMENT_PLOTS:])
+        out.append(f'<p class="note">Plots of the first {MAX_SEGMENT_PLOTS} metrics (gated '
+                   f"first); the table above has them all (no plot: {escape(left)}).</p>")
     for i in order[:MAX_SEGMENT_PLOTS]:
         m = r.metrics[i]
         values = [s.metrics[i].value for s in r.segments]
