@@ -226,3 +226,36 @@ def test_classwise_calibration_of_a_weightless_segment_is_undefined_not_a_crash(
     segs = {s.key["seg"]: s for s in r.segments}
     assert all(m.value is None for m in segs["b"].metrics)
     assert all(m.value is not None and m.value > 0 for m in segs["a"].metrics)
+
+
+@SETTINGS
+@given(class_tables(), st.integers(1, 6))
+def test_ranking_bins_keep_each_classs_one_vs_rest_curve(drawn: tuple[pl.DataFrame, bool],
+                                                         limit: int) -> None:
+    """The one-vs-rest table's scores merged for the bootstrap keep every class's ranking
+    of its own rows against the others': with at most ``limit`` distinct positive scores in
+    a class, its AUROC and average precision sums are those of the exact scores (the counts
+    and ROC sums exactly for whole weights), however the rows are weighted; with more, the
+    table still shrinks to about ``limit`` positive and ``limit`` other values a class."""
+    from evalcli.metrics.multiclass.stats import _ranking_bins
+
+    df, whole = drawn
+    rest = vs_rest(df)
+    merged = _ranking_bins(rest, limit)
+    moved = rest if merged is None else rest.with_columns(pl.Series("s", merged))
+    for c in rest["class"].unique().to_list():
+        mine = rest.filter(pl.col("class") == c)
+        positives = mine.filter(pl.col("pos"))["s"].n_unique()
+        new = moved.filter(pl.col("class") == c)
+        assert new.filter(pl.col("pos"))["s"].n_unique() <= limit
+        assert new.filter(~pl.col("pos"))["s"].n_unique() <= 2 * limit + 1
+        if positives > limit:
+            continue
+        for weights in (None, np.random.default_rng(len(mine)).integers(0, 3, mine.height)):
+            a = mine if weights is None else mine.with_columns(w=pl.col("w") * weights)
+            b = new if weights is None else new.with_columns(w=pl.col("w") * weights)
+            if not mm._ordered(a).height:
+                continue
+            want = mm._curves(mm._ordered(a), "classes")
+            got = mm._curves(mm._ordered(b), "classes")
+            same({k: v for k, v in got.items()}, want, whole)

@@ -399,11 +399,17 @@ def _stacked(fs: FrameStat, df: pl.DataFrame, gr: Groups, weights: np.ndarray
             col = floats[0]
             others = [c for c in by if c != col]
             limit = max(MIN_BINS, KEYS // max(1, flat.select(others).n_unique()))
-            uniq, at = np.unique(flat[col].to_numpy(), return_inverse=True)
-            if uniq.size > limit:
-                binned = True
-                of, means = _merged(uniq, limit)
-                flat = flat.with_columns(pl.Series(col, means[of[at]]))
+            if fs.merge is not None:  # the statistic's own (see FrameStat.merge)
+                merged = fs.merge(flat, limit)
+                if merged is not None:
+                    binned = True
+                    flat = flat.with_columns(pl.Series(col, merged))
+            else:
+                uniq, at = np.unique(flat[col].to_numpy(), return_inverse=True)
+                if uniq.size > limit:
+                    binned = True
+                    of, means = _merged(uniq, limit)
+                    flat = flat.with_columns(pl.Series(col, means[of[at]]))
         keys = flat.select(by).unique().sort(list(by), nulls_last=True)
         k_pos = flat.select(by).join(keys.with_row_index("__k"), on=list(by), how="left",
                                      nulls_equal=True, maintain_order="left"

@@ -340,6 +340,12 @@ class FrameStat:
     the group): the same columns, its ``by`` values rounded to a coarse monotone grid
     (:func:`evalcli.metrics.stats.coarse`) and the rows hashed into groups instead of sorted.
     Only the replicates use it; ``None``: :attr:`build`."""
+    merge: Callable[[pl.DataFrame, int], Any] | None = None
+    """For a table keyed by one float column beside others, when the bootstrap must merge the
+    float's values to bound the table's size: ``merge(table, limit)`` gives each row's new
+    value (an array; ``None``: keep them), at most about ``limit`` distinct values per
+    combination of the other keys. ``None``: consecutive values into ``limit`` bins, the same
+    bins for every combination."""
     details_only: bool = False
     """The metric's value does not read the table, only its details do (novelty's table of
     items): the bootstrap neither builds it per random group nor resamples it, and the
