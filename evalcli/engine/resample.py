@@ -443,8 +443,9 @@ def _weighted(weights: np.ndarray, g_pos: np.ndarray, k_pos: np.ndarray, values:
     import numpy as np
     n_rep, n_groups = weights.shape
     cells, at = np.unique(g_pos * size + k_pos, return_inverse=True)
-    x = np.zeros((cells.size, values.shape[1]))
-    np.add.at(x, at.ravel(), values)
+    x = np.column_stack([np.bincount(at.ravel(), weights=values[:, j], minlength=cells.size)
+                         for j in range(values.shape[1])]) if values.shape[1] else \
+        np.zeros((cells.size, 0))
     out = np.zeros((n_rep, size, values.shape[1]))
     if cells.size * 8 >= n_groups * size:  # dense enough: one product of matrices a column
         dense = np.zeros((n_groups * size, values.shape[1]))
