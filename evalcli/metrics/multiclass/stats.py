@@ -279,7 +279,15 @@ def _ranking_bins(table: pl.DataFrame, limit: int) -> Any:
         # in all, as many as the positives')
         sub = np.arange(nu.size)[at] * max(1, min(nu.size, limit - bins - 1)) // nu.size
         _, cell = np.unique(jf * (limit + 1) + sub, return_inverse=True)
-        out[free] = (np.bincount(cell, weights=vf) / np.bincount(cell))[cell]
+        # each cell at its mean, within its smallest and largest value (a cell of one value
+        # keeps it exactly: a sum of k copies divided by k may be off by an ulp, which would
+        # break a tie with another class's row in the pooled curve)
+        low = np.full(cell.max() + 1, np.inf)
+        high = np.full(cell.max() + 1, -np.inf)
+        np.minimum.at(low, cell, vf)
+        np.maximum.at(high, cell, vf)
+        mean = np.clip(np.bincount(cell, weights=vf) / np.bincount(cell), low, high)
+        out[free] = np.where(low == high, low, mean)[cell]
     return None if np.array_equal(out, s, equal_nan=True) else out
 
 
