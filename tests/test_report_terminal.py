@@ -169,3 +169,28 @@ def test_an_interval_note_several_metrics_share_is_one_footnote():
     assert rows["average_precision"].rstrip().endswith("[1]")
     assert "at threshold 0.42" in rows["peak_f1"] and "[1]" in rows["peak_f1"]
     assert "no interval: too few rows" in rows["ece"]
+
+
+def test_quiet_intervals_over_a_weightless_segment_print_nothing_on_stderr(tmp_path):
+    """A segment whose rows all weigh 0 has no extreme in any replicate (regression's
+    largest error): NumPy warned of the all-NaN slice on stderr, through -q. A fresh process,
+    as a user runs it (pytest would catch the warning itself)."""
+    import subprocess
+    import sys
+
+    import polars as pl
+
+    path = tmp_path / "r.csv"
+    pl.DataFrame({"id": range(12), "label": [float(i % 5) for i in range(12)],
+                  "prediction": [i % 5 + 0.5 for i in range(12)],
+                  "w": [0.0] * 4 + [1.5] * 8,
+                  "seg": ["z"] * 4 + ["a"] * 8}).write_csv(path)
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"task: regression\npredictions: {path}\ncolumns: {{weight: w}}\n"
+                   "group_by: [seg]\nmetrics: [mae, max_error]\n")
+    out = subprocess.run([sys.executable, "-m", "evalcli", "run", str(cfg), "--ci",
+                          "--ci-method", "bootstrap", "-q", "-f", "json"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == ""
+    assert json.loads(out.stdout)["segments"]

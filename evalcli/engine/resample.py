@@ -33,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -240,7 +241,10 @@ def _agg_replicates(st: AggStat, df: pl.DataFrame, gr: Groups, weights: np.ndarr
             e[pos] = flat[c].cast(pl.Float64).fill_null(np.nan).to_numpy()
             drawn = np.where(weights > 0, e[None, :], np.nan) if weights.shape[1] else \
                 np.full((weights.shape[0], 1), np.nan)
-            with np.errstate(all="ignore"):
+            # (a weighting that draws none of the groups' rows: NaN, no extreme; NumPy warns
+            # of the all-NaN slice on stderr, which a quiet run must not print)
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
                 reduced = np.nanmax(drawn, axis=1) if ops[c] == "max" else \
                     np.nanmin(drawn, axis=1)
             out[c] = reduced
