@@ -263,3 +263,19 @@ def test_ranking_bins_keep_each_classs_one_vs_rest_curve(drawn: tuple[pl.DataFra
             want = mm._curves(mm._ordered(a), "classes")
             got = mm._curves(mm._ordered(b), "classes")
             same({k: v for k, v in got.items()}, want, whole)
+
+
+def test_an_area_rounded_above_one_is_one() -> None:
+    """Sums of fractional weights may round a perfect curve's area to 1.0000000000000002
+    (a 3-row segment of weights 0.3, 1.7 and 2.2 did, pooled): the value is 1, as a gate at
+    1 expects, for each class's and the pooled area."""
+    P, N = 0.1 + 0.2, 1.7  # P * N rounds below the sum that makes the area
+    roc = P * N * (1 + 2**-52)
+    c = {"classes": {"a": {"P": P, "N": N, "roc": roc, "ap": P * (1 + 2**-52)}},
+         "micro": {"P": P, "N": N, "roc": roc, "ap": P * (1 + 2**-52)}}
+    assert roc / (P * N) > 1.0
+    for what in ("roc", "ap"):
+        for average in ("macro", "micro"):
+            got = mm.ovr(c, what, average)
+            assert got.value == 1.0, (what, average, got.value)
+            assert all(d["value"] <= 1.0 for d in got.details["by_label"])

@@ -617,7 +617,7 @@ def ovr(c: dict[str, Any], what: str, average: str, noun: str = "class",
         elif what == "roc" and N <= 0:
             no_neg.append(k)
         else:
-            v = float(r["roc"]) / (P * N) if what == "roc" else float(r["ap"]) / P
+            v = _area(float(r["roc"]) / (P * N) if what == "roc" else float(r["ap"]) / P)
         by_label.append({"label": k, "value": v, "support": as_number(P)})
     details: dict[str, Any] = {"multi_class": "ovr", "average": average, "by_label": by_label}
     notes: list[str] = []
@@ -633,7 +633,8 @@ def ovr(c: dict[str, Any], what: str, average: str, noun: str = "class",
         if P <= 0 or (what == "roc" and N <= 0):
             return MetricValue(None, details, ["undefined: the pooled one-vs-rest pairs hold "
                                                "no positive or no negative"])
-        return MetricValue(float(m["roc"]) / (P * N) if what == "roc" else float(m["ap"]) / P,
+        return MetricValue(_area(float(m["roc"]) / (P * N) if what == "roc"
+                                 else float(m["ap"]) / P),
                            details)
     es = _es(noun)
     if average == "weighted" and no_pos:
@@ -654,6 +655,16 @@ def ovr(c: dict[str, Any], what: str, average: str, noun: str = "class",
         return MetricValue(sum(v for v, _ in vals) / len(vals), details, notes)
     total = sum(sw for _, sw in vals)
     return MetricValue(sum(v * sw for v, sw in vals) / total, details, notes)
+
+
+def _area(v: float) -> float:
+    """An area in [0, 1]: sums of fractional weights may round a perfect curve's to
+    1.0000000000000002, which a gate at 1 would read as above it.
+
+    >>> _area(1.0000000000000002), _area(0.25)
+    (1.0, 0.25)
+    """
+    return min(1.0, max(0.0, v))
 
 
 def _es(noun: str) -> str:
