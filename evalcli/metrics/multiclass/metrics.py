@@ -378,21 +378,27 @@ def _ordered(df: pl.DataFrame) -> pl.DataFrame:
     return df.rechunk()
 
 
-def _per_score(df: pl.DataFrame) -> pl.LazyFrame:
+def _per_score(df: pl.DataFrame, pooled: bool = False) -> pl.LazyFrame:
     """Per (class, score of that class), highest first: p = weight of rows of the class,
     q = of the other rows, their running totals tp and fp, and r = tp − p/2 (the weight of
-    the class's rows scored above, plus half of those tied)."""
+    the class's rows scored above, plus half of those tied). ``pooled``: per score over
+    every (row, class) pair, one curve (the micro average's).
+
+    Each key's rows are summed as a slice of the rows sorted in one order (a run id flagged
+    sorted): a hash group-by added them in an order that changed from run to run, and
+    fractional weights then moved the last digit."""
     w, pos = pl.col("w"), _positive(df)
-    # each (class, score)'s rows summed as a slice of the sorted rows, in one order (see
-    # _curves: a hash group-by's order of addition changed from run to run)
-    run = pl.struct("class", "s").rle_id().set_sorted().alias("_run")
-    return (df.lazy().sort("class", "s", _truth_of(df), descending=[False, True, False])
-            .with_columns(run).group_by("_run", maintain_order=True)
-            .agg(pl.col("class").first(), pl.col("s").first(), (w * pos).sum().alias("p"),
+    keys = ["s"] if pooled else ["class", "s"]
+    order = ["s", "class"] if pooled else ["class", "s"]
+    run = (pl.col("s") if pooled else pl.struct("class", "s")).rle_id().set_sorted()
+    running = [pl.col("p").cum_sum().alias("tp"), pl.col("q").cum_sum().alias("fp")]
+    return (df.lazy().sort(*order, _truth_of(df), descending=[c == "s" for c in order]
+                           + [False])
+            .with_columns(run.alias("_run")).group_by("_run", maintain_order=True)
+            .agg(*(pl.col(k).first() for k in keys), (w * pos).sum().alias("p"),
                  (w * ~pos).sum().alias("q"))
             .drop("_run")
-            .with_columns(pl.col("p").cum_sum().over("class").alias("tp"),
-                          pl.col("q").cum_sum().over("class").alias("fp"))
+            .with_columns(running if pooled else [e.over("class") for e in running])
             .with_columns((pl.col("tp") - pl.col("p") / 2).alias("r")))
 
 
@@ -425,16 +431,9 @@ def _curves(df: pl.DataFrame, part: str) -> Any:
              .agg((w * pl.col("r")).sum().alias("num"), w.sum().alias("N")))
         return {(r["class"], r["label"]): r
                 for r in q.collect(engine="in-memory").iter_rows(named=True)}
-    # the rows in one order (score, class, truth) and each score's run of rows summed as a
-    # slice of them (a run id flagged sorted): a hash group-by added a score's rows in an
-    # order that changed from run to run, and fractional weights then moved the last digit
-    run = pl.col("s").rle_id().set_sorted().alias("_run")
-    q = (df.lazy().sort("s", "class", _truth_of(df), descending=[True, False, False])
-         .with_columns(run).group_by("_run", maintain_order=True)
-         .agg(pl.col("s").first(), (w * pos).sum().alias("p"), (w * ~pos).sum().alias("q"))
-         .with_columns(P.cum_sum().alias("tp"), Q.cum_sum().alias("fp"))
-         .select(P.sum().alias("P"), Q.sum().alias("N"), (Q * (TP - P / 2)).sum().alias("roc"),
-                 PREC_TERM.sum().alias("ap")))
+    q = _per_score(df, pooled=True).select(
+        P.sum().alias("P"), Q.sum().alias("N"), (Q * pl.col("r")).sum().alias("roc"),
+        PREC_TERM.sum().alias("ap"))
     return q.collect(engine="in-memory").row(0, named=True)
 
 
