@@ -244,25 +244,38 @@ def _given(v: float) -> list[float]:
     return [] if v != v else [float(v)]
 
 
+def _replicate_total(sums: Mapping[str, list[float]], i: int, exactly: bool, *names: str
+                     ) -> Fraction | float:
+    """Replicate ``i``'s exact total of the named sums present in ``sums`` (by short name, a
+    value per replicate), as a part's ``exact_total`` would read it; not ``exactly``: rounded
+    to a float."""
+    got = sum((_replicate_sum(sums[x][i]) for x in names if x in sums), Fraction(0))
+    return got if exactly else to_float(got)
+
+
+def _replicate_count(sums: Mapping[str, list[float]], i: int) -> float:
+    """Replicate ``i``'s row count (NaN: none, 0)."""
+    n = sums["n"][i]
+    return 0.0 if n != n else float(n)
+
+
+def _short(cols: Mapping[str, Any], key: str) -> dict[str, list[float]]:
+    """The replicates' columns of statistic ``key`` by short name, as lists."""
+    return {c[len(key) + 1:]: v.tolist() for c, v in cols.items()}
+
+
+def _replicate_sums(sums: Mapping[str, list[float]], i: int, exactly: bool) -> Moments:
+    return _from_sums(partial(_replicate_total, sums, i, exactly), sums.__contains__,
+                      _replicate_count(sums, i), exactly)
+
+
 def _replicate_moments(cols: Mapping[str, Any]) -> list[dict[str, Any]]:
     """:func:`_combine_moments` of each bootstrap replicate (see ``AggStat.replicates``): the
     same arithmetic on each replicate's sums, without a frame of parts to read them from."""
-    k = MOMENTS
-    n_all = cols[f"{k}.n"].tolist()
-    sums = {c[len(k) + 1:]: v.tolist() for c, v in cols.items()}
-    out = []
-    for i, n in enumerate(n_all):
-        def total(*names: str, i: int = i, exactly: bool = True) -> Fraction | float:
-            got = sum((_replicate_sum(sums[x][i]) for x in names if x in sums), Fraction(0))
-            return got if exactly else to_float(got)
-
-        def of(exactly: bool, i: int = i, n: float = n, total: Any = total) -> Moments:
-            return _from_sums(partial(total, exactly=exactly), sums.__contains__,
-                              0.0 if n != n else float(n), exactly)
-
-        out.append(_segment_moments(of, _given(sums["max_e"][i]), _given(sums["lo_e"][i]),
-                                    _given(sums["hi_e"][i])))
-    return out
+    sums = _short(cols, MOMENTS)
+    return [_segment_moments(partial(_replicate_sums, sums, i), _given(sums["max_e"][i]),
+                             _given(sums["lo_e"][i]), _given(sums["hi_e"][i]))
+            for i in range(len(sums["n"]))]
 
 
 def moments(p: Params, c: Context) -> Sequence[Stat]:
@@ -291,14 +304,14 @@ def _spread_exprs(weighted: bool) -> Callable[[], list[pl.Expr]]:
     return exprs
 
 
-def _spread_of(total: Callable[[Sequence[str]], Fraction | float], has: Callable[[str], bool],
+def _spread_of(total: Callable[..., Fraction | float], has: Callable[[str], bool],
                n: float) -> dict[str, float]:
     """Total weight and the predictions' centred sum of squares from the exact sums
     (``total`` of the named sums present: ``has``) and the row count ``n``."""
     k = SPREAD
     sp_names, sp2_names = _square_names("p")
-    w = total(["w"]) if has("w") else Fraction(n)
-    sp, sp2 = total(sp_names), total(sp2_names)
+    w = total("w") if has("w") else Fraction(n)
+    sp, sp2 = total(*sp_names), total(*sp2_names)
     try:
         m2 = to_float(sp2 - sp * sp / w) if w else 0.0
     except OverflowError:  # beyond the float range: the same formula in floats
@@ -320,7 +333,7 @@ def _combine_spread(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
 
     out = []
     for key, rows in groups.items():
-        def total(names: Sequence[str], rows: list[dict[str, Any]] = rows) -> Fraction | float:
+        def total(*names: str, rows: list[dict[str, Any]] = rows) -> Fraction | float:
             return sum((exact_total(rows, f"{k}.{n}") for n in names if has(n)), Fraction(0))
 
         row: dict[str, Any] = dict(zip(keys, key, strict=True))
@@ -332,15 +345,9 @@ def _combine_spread(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
 
 def _replicate_spread(cols: Mapping[str, Any]) -> list[dict[str, Any]]:
     """:func:`_combine_spread` of each bootstrap replicate (see ``AggStat.replicates``)."""
-    k = SPREAD
-    sums = {c[len(k) + 1:]: v.tolist() for c, v in cols.items()}
-    out = []
-    for i, n in enumerate(sums["n"]):
-        def total(names: Sequence[str], i: int = i) -> Fraction | float:
-            return sum((_replicate_sum(sums[x][i]) for x in names if x in sums), Fraction(0))
-
-        out.append(_spread_of(total, sums.__contains__, 0.0 if n != n else float(n)))
-    return out
+    sums = _short(cols, SPREAD)
+    return [_spread_of(partial(_replicate_total, sums, i, True), sums.__contains__,
+                       _replicate_count(sums, i)) for i in range(len(sums["n"]))]
 
 
 def spread(p: Params, c: Context) -> Sequence[Stat]:
