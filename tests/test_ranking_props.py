@@ -138,7 +138,7 @@ def test_strict_positions_equal_a_rank_of_score_and_tie_break(data):
     import polars as pl
 
     from evalcli.metrics.base import Memo
-    from evalcli.metrics.ranking.frame import IT, ORDER, POS, REC, REL, Q, positions
+    from evalcli.metrics.ranking.frame import FILE_ORDER, IT, ORDER, POS, REC, REL, Q, positions
 
     n = data.draw(st.integers(1, 40))
     scores = st.sampled_from([-0.0, 0.0, 1.5, -1.5, 2.0, -3.25, float("inf"), float("-inf"),
@@ -160,6 +160,10 @@ def test_strict_positions_equal_a_rank_of_score_and_tie_break(data):
         want = lf.select(pl.struct(pl.col(ORDER), tie.alias("t")).rank(
             "ordinal", descending=True).over(Q)).collect().to_series().to_list()
         assert got == want, ties
+        if ties == "input":
+            # rows in file order (the marker): the score's own ordinal rank, the same places
+            marked = lf.with_columns(pl.lit(True).alias(FILE_ORDER))
+            assert positions(Memo(), marked, ties).collect()["pos"].to_list() == want
 
 
 @pytest.mark.parametrize("dtype, items", [("Int128", [2**100, 0, -(2**100)]),
@@ -179,3 +183,37 @@ def test_wide_item_ids_do_not_spill_into_the_score(dtype, items):
     want = lf.select(pl.struct(pl.col(ORDER), pl.col(IT)).rank(
         "ordinal", descending=True)).collect().to_series().to_list()
     assert positions(Memo(), lf, "id").collect()["pos"].to_list() == want == [2, 1, 3]
+
+
+@pytest.mark.parametrize("ties", ["input", "average"])
+@SETTINGS
+@given(case=cases(), seed=st.integers(0, 10_000), k=st.one_of(st.none(), st.integers(1, 7)))
+def test_integer_ids_with_queries_interleaved_equal_the_reference(tmp_path, ties, case, seed,
+                                                                  k):
+    """Integer ids take the in-memory full join that keeps the predictions in file order, where
+    ``ties: input`` ranks the score alone (Polars numbers equal scores as they come): with the
+    queries' rows interleaved in the file, each query's ties still go in its own file order.
+    Judged items that are not recommended, and queries of the truth alone, come along."""
+    import polars as pl
+
+    from tests.test_ranking_ref import evaluate
+
+    rng = random.Random(seed)
+    rows = [(q, i, s) for q, (recs, _) in case.items() for i, s in recs]
+    rng.shuffle(rows)  # the queries' rows interleaved
+    in_file: Case = {q: ([(i, s) for q2, i, s in rows if q2 == q], judged)
+                     for q, (_, judged) in case.items()}
+    qid = {q: n * 7 - 3 for n, q in enumerate(case)}  # any integers, negative too
+    pdf = pl.DataFrame([(qid[q], int(i[1:]), float(s)) for q, i, s in rows],
+                       schema={"query": pl.Int64, "item": pl.Int32, "score": pl.Float64},
+                       orient="row")
+    tdf = pl.DataFrame([(qid[q], int(i[1:]), r) for q, (_, judged) in case.items()
+                        for i, r in judged.items()],
+                       schema={"query": pl.Int64, "item": pl.Int32, "relevance": pl.Float64},
+                       orient="row")
+    at = f"@{k}" if k else ""
+    metrics = [{"metric": f"{m}{at}", "ties": ties} for m in METRICS]
+    got = evaluate(tmp_path, pdf, tdf, metrics)
+    for m in METRICS:
+        want = reference(in_file, m, k, ties=ties)
+        assert got[f"{m}{at}[ties={ties}]"].value == pytest.approx(want, abs=1e-9), (m, rows)

@@ -78,6 +78,10 @@ class Aligned:
     keep: str = ""
     joined: bool = False
     """Already joined in memory (:func:`materialize`, :func:`materialize_systems`)."""
+    file_order: bool = False
+    """The frame's rows from the predictions are in the order of the predictions' rows (the
+    full join in place, :func:`_full_in_place`): a strict order by score whose ties go by the
+    place in the file is then a rank of the score alone (``ties: input``)."""
 
 
 def _pick(role: str, configured: Mapping[str, str], names: Sequence[str]) -> str | None:
@@ -501,7 +505,8 @@ def _full_in_place(a: Aligned, left: pl.DataFrame, right: pl.DataFrame, keys: li
         right.filter(~truth_keys.is_in(found.implode())).with_columns(
             pl.lit(True).alias("__in_truth")).rechunk(),
     ], how="diagonal")
-    return _aligned(a, joined, left.select(keys), right.select(keys))
+    out = _aligned(a, joined, left.select(keys), right.select(keys))
+    return None if out is None else replace(out, file_order=True)
 
 
 def _scattered(values: pl.Series, hit: pl.Series, at: pl.Series) -> pl.Series:

@@ -296,7 +296,8 @@ def pass_of(plan: Plan, a: Aligned, stats: Mapping[str, Stat], *, streaming: boo
         filtered = src.filter(pl.all_horizontal([~bad_null(a, r) for r in needed]))
     else:
         filtered = src
-    norm = plan.task.normalize(filtered, TaskInput(plan.options, a.roles, a.schema))
+    norm = plan.task.normalize(filtered, TaskInput(plan.options, a.roles, a.schema,
+                                                   a.file_order))
     seg_cols = [SEG + s for s in a.segments]
     aggs = [st for st in stats.values() if isinstance(st, AggStat)]
     frames = [st for st in stats.values() if isinstance(st, FrameStat)]

@@ -134,6 +134,8 @@ class TaskInput:
     options: Mapping[str, Any]
     roles: frozenset[str]
     schema: Mapping[str, pl.DataType]
+    file_order: bool = False
+    """The predictions' rows are in the order of their file (:attr:`Aligned.file_order`)."""
 
 
 class TaskStatistics(Statistics):

@@ -57,6 +57,11 @@ ORDER = "__s"
 REC, JUDGED, REL, POS = "__rec", "__judged", "__rel", "__pos"
 """Whether the row is recommended, whether it is judged, its relevance (null when unjudged), its
 position in the predictions file (``ties: input``)."""
+FILE_ORDER = "__file_order"
+"""Present (a constant) when the recommended rows are in the order of the predictions file
+(:attr:`~evalcli.metrics.task.TaskInput.file_order`): the order of ``ties: input`` is then the
+score's own ordinal rank, which numbers tied scores in the order they come (half the time of
+ranking the score and the place together)."""
 LISTED = "__listed"
 """Under ``judged_only`` (trec_eval -J): whether the row was recommended before the unjudged
 rows left the lists. A query whose every retrieved item is unjudged still has results, so it is
@@ -240,8 +245,14 @@ def _strict_place(lf: pl.LazyFrame, ties: str) -> pl.Expr:
     """Each row's place in its query by score descending, then item id descending (``id``)
     or the place in the predictions file (``input``)."""
     c = pl.col
+    schema = lf.collect_schema()
+    if ties == "input" and FILE_ORDER in schema:
+        # (Polars' ordinal rank numbers equal values in the order they come, within each
+        # query's rows in the order of the frame; -0.0 and 0.0 are equal to it, as to
+        # ordered_bits)
+        return c(ORDER).rank("ordinal", descending=True).over(Q).cast(pl.Int64)
     tie = c(IT) if ties == "id" else -c(POS).cast(pl.Int64)
-    item = lf.collect_schema()[IT]
+    item = schema[IT]
     if ties == "input" or item in _FITS_64:
         # one Int128 ordering as (score, tie-break) do: a rank of one integer column, not of a
         # struct (10^7 rows: 0.26 s instead of 0.41 s)

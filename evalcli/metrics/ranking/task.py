@@ -14,7 +14,19 @@ from evalcli.errors import InputDataError
 from evalcli.metrics.base import Check, Param
 from evalcli.metrics.ranking.conventions import COMPATS, DUPLICATES
 from evalcli.metrics.ranking.extras import query_stats, query_tables
-from evalcli.metrics.ranking.frame import F64, IT, JUDGED, LISTED, ORDER, POS, REC, REL, SEG, Q
+from evalcli.metrics.ranking.frame import (
+    F64,
+    FILE_ORDER,
+    IT,
+    JUDGED,
+    LISTED,
+    ORDER,
+    POS,
+    REC,
+    REL,
+    SEG,
+    Q,
+)
 from evalcli.metrics.task import Role, Task, TaskInput
 
 FAMILY = "ranking"
@@ -89,6 +101,8 @@ def _normalize(lf: pl.LazyFrame, t: TaskInput) -> pl.LazyFrame:
         # a negative relevance (TREC's -1) is not a judgment there
         listed = [rec.alias(LISTED)]
         rec = rec & judged & (rel >= 0).fill_null(False)
+    if t.file_order:
+        listed.append(pl.lit(True).alias(FILE_ORDER))
     segs = [c for c in schema if c.startswith(SEG)]
     out = lf.with_columns(
         key.alias(ORDER), rec.alias(REC), judged.alias(JUDGED), rel.alias(REL), *listed,
