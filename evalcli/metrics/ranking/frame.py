@@ -483,7 +483,17 @@ def judged_rows(memo: Memo, lf: pl.LazyFrame, thr: float, gain: Gain) -> pl.Lazy
         c = pl.col
         judged = lf.filter(c(JUDGED)).select(Q, REL, "weight", *seg_cols(lf)).with_columns(
             (c(REL) >= thr).fill_null(False).cast(pl.Int64).alias("b"), gain_expr(gain, thr),
-        ).sort([Q, "g"], descending=[False, True], nulls_last=True)
+        )
+        if lf.collect_schema()[Q] in _FITS_64:
+            # one integer ordering as (query, gain descending) do: a third of the time of a
+            # sort by two columns (10^6 judged rows: 0.05 s instead of 0.16 s); the complement
+            # of the gain's bits reverses its order (a gain is never null)
+            # (flagged sorted, as a sort by the two columns flags it: the aggregations per
+            # query then slice runs)
+            judged = judged.sort(packed_pair(c(Q), ordered_bits(c("g")).not_()),
+                                 nulls_last=True).with_columns(c(Q).set_sorted())
+        else:
+            judged = judged.sort([Q, "g"], descending=[False, True], nulls_last=True)
         i = pl.int_range(pl.len(), dtype=pl.Int64)
         newq = c(Q).ne_missing(c(Q).shift(1)).fill_null(True)
         return judged.with_columns(
