@@ -636,3 +636,30 @@ def test_replicate_tables_sum_the_cells_the_groups_hold(density) -> None:
     got = resample._weighted(weights, g_pos, k_pos, values, size)
     assert got.shape == want.shape
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+def test_replicates_shifted_by_the_binning_error_stay_in_the_metrics_range(method) -> None:
+    """Replicates on binned tables are shifted by the value's binning error; a metric at the
+    top of its range (a calibration error near 1) could then get a bound past 1. It is cut to
+    the range, with a note, as a closed form's is."""
+    from types import SimpleNamespace
+
+    from evalcli.engine.resample import intervals_for
+
+    r = 200
+    rng = np.random.default_rng(3)
+    # replicates of the binned table near 0.99, its own value 0.985; the exact value 0.9995
+    binned = np.clip(0.99 + rng.normal(0, 0.006, r), 0, 1)
+    jack = np.clip(0.985 + rng.normal(0, 0.001, 40), 0, 1)
+    rep = np.concatenate([binned, [0.985], jack])[:, None]
+    rs = SimpleNamespace(level=0.95, extra_levels=[], method=method)
+    metric = SimpleNamespace(range=(0.0, 1.0))
+    plan = SimpleNamespace(resampling=rs, metrics=[SimpleNamespace(metric=metric)])
+    result = SimpleNamespace(value=0.9995, ci=None, intervals={})
+    intervals_for(plan, [result], [None], rep, SimpleNamespace(replicates=r), True,  # type: ignore[arg-type]
+                  [True])
+    ci = result.ci
+    assert ci is not None and ci.low is not None and ci.high is not None
+    assert ci.high == 1.0 and 0.98 < ci.low < 0.9995
+    assert "shifted by the binning error" in ci.note and "cut to the metric's range" in ci.note

@@ -617,6 +617,9 @@ def intervals_for(plan: Plan, results: Sequence[MetricResult],
                     ci = dataclasses.replace(ci, note=_and(
                         ci.note, "replicates on binned scores, shifted by the binning "
                         "error of the value"))
+                    # a shifted replicate can leave the metric's range (a calibration error
+                    # of 1.0004): cut, as a closed form is
+                    ci = _within(ci, plan.metrics[j].metric.range)
                 found[level] = ci
         m.ci = found[rs.level]
         m.intervals = {lv: ci for lv, ci in found.items() if lv != rs.level}
