@@ -63,3 +63,25 @@ def test_no_writer_names_a_curves_summary() -> None:
         text = path.read_text()
         for name in ("auroc", "auprc", "average_precision"):
             assert f'"{name}"' not in text, (path.name, name)
+
+
+@pytest.mark.parametrize("fmt", [ReportFormat.table, ReportFormat.markdown,
+                                 ReportFormat.html])
+def test_a_note_several_metrics_share_is_written_once_as_a_footnote(fmt: ReportFormat
+                                                                    ) -> None:
+    """The binned-scores note of an interval, on every row of a run with scores, is one
+    numbered footnote in every report with a table (a note of one metric stays beside it)."""
+    from evalcli.result import CI
+
+    shared = "replicates on binned scores, shifted by the binning error of the value"
+    ms = [MetricResult(id=i, metric=i, family="binary", params={}, direction="higher",
+                       value=0.8, notes=notes,
+                       ci=CI(0.7, 0.9, 0.95, "percentile", note=shared))
+          for i, notes in (("auroc", []), ("average_precision", ["only mine"]),
+                           ("log_loss", []))]
+    r = RunResult(task="binary", engine="polars", predictions=InputInfo("p.csv", 10),
+                  truth=None, alignment=AlignmentInfo(10, 0, 0, "error"), metrics=ms,
+                  passed=True, failures=[])
+    text = re.sub(r' title="[^"]*"', "", render(r, fmt))  # (HTML's hover text on the CI)
+    assert text.count("binning error") == 1, text
+    assert text.count("[1]") == 4 and "only mine" in text, text

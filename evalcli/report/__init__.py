@@ -7,7 +7,7 @@ per-query table) are checked and written all-or-none by :mod:`evalcli.report.out
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import Enum
 from pathlib import Path
 
@@ -132,6 +132,25 @@ def ci_notes(m: MetricResult) -> list[str]:
     if m.ci.reason:
         return [f"no interval: {m.ci.reason}"]
     return [f"interval: {m.ci.note}"] if m.ci.note else []
+
+
+def shared_notes(metrics: Sequence[MetricResult]) -> dict[str, int]:
+    """Notes that several metrics carry (their own or their intervals'), numbered: a report's
+    table shows them once, as footnotes. A caption (``at threshold 0.37``) stays beside its
+    value.
+
+    >>> from evalcli.result import MetricResult
+    >>> ms = [MetricResult(i, i, "binary", {}, "higher", 0.8, notes=n)
+    ...       for i, n in (("a", ["binned", "own"]), ("b", ["binned"]))]
+    >>> shared_notes(ms)
+    {'binned': 1}
+    """
+    count: dict[str, int] = {}
+    for m in metrics:
+        for n in dict.fromkeys([*m.notes, *ci_notes(m)]):
+            count[n] = count.get(n, 0) + 1
+    shared = [n for n, c in count.items() if c > 1]
+    return {n: i for i, n in enumerate(shared, 1)}
 
 
 def notes_of(m: MetricResult) -> list[str]:

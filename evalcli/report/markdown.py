@@ -22,6 +22,7 @@ from evalcli.report import (
     format_signed,
     format_value,
     metric_notes,
+    shared_notes,
     system_gates,
 )
 from evalcli.result import SCHEMA_VERSION, Diff, MetricResult, RunResult
@@ -145,22 +146,30 @@ def uncertainty_line(r: RunResult) -> list[str]:
 
 
 def metrics_section(r: RunResult) -> list[str]:
+    """The metrics table; a note several metrics carry (an interval's binned scores) is
+    written once below it, numbered, as the terminal and the HTML report do."""
     gated = any(m.gate is not None for m in r.metrics)
     ci = next((m.ci.level for m in r.metrics if m.ci is not None), None)
     header = ["metric", "value"] + ([f"{ci:.0%} CI"] if ci is not None else []) + \
         (["gate", "status"] if gated else []) + ["notes"]
+    shared = shared_notes(r.metrics)
     rows = []
     for m in r.metrics:
-        notes = [*metric_notes(m), *ci_notes(m)]
+        notes = list(dict.fromkeys([*metric_notes(m), *ci_notes(m)]))
+        own = [escape(n) for n in notes if n not in shared]
+        marks = "".join(f"[{shared[n]}]" for n in notes if n in shared)
         row = [code(m.id), escape(fmt(m.value))]
         if ci is not None:
             row.append(_interval(m))
         if gated:
             row += [escape(m.gate.describe()) if m.gate else "", _status(m)]
-        row.append(escape("; ".join(notes)))
+        row.append("; ".join([*own, marks] if marks else own))
         rows.append(row)
-    return table(header, rows, "lr" + ("r" if ci is not None else "") + ("ll" if gated else "")
-                 + "l")
+    out = table(header, rows, "lr" + ("r" if ci is not None else "") + ("ll" if gated else "")
+                + "l")
+    if shared:
+        out += ["", *(f"- [{i}] {escape(n)}" for n, i in shared.items())]
+    return out
 
 
 def systems_section(r: RunResult) -> list[str]:

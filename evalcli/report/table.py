@@ -22,10 +22,10 @@ from rich.text import Text
 
 from evalcli.report import (
     alignment_facts,
-    ci_notes,
     format_signed,
     format_value,
     notes_of,
+    shared_notes,
     system_gates,
 )
 from evalcli.result import ChangeGate, Delta, Diff, MetricResult, RunResult
@@ -252,17 +252,6 @@ def _status(m: MetricResult) -> Text:
     if m.gate is None or m.passed is None:
         return Text("")
     return Text("pass", style="green") if m.passed else Text("FAIL", style="bold red")
-
-
-def shared_notes(metrics: list[MetricResult]) -> dict[str, int]:
-    """Notes that several metrics carry (their own or their intervals'), numbered: the table
-    shows them once, as footnotes. A caption (``at threshold 0.37``) stays beside its value."""
-    count: dict[str, int] = {}
-    for m in metrics:
-        for n in dict.fromkeys([*m.notes, *ci_notes(m)]):
-            count[n] = count.get(n, 0) + 1
-    shared = [n for n, c in count.items() if c > 1]
-    return {n: i for i, n in enumerate(shared, 1)}
 
 
 def _metrics_grid(r: RunResult, numbered: dict[str, int], inline: bool) -> Grid:
