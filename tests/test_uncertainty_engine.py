@@ -663,3 +663,11 @@ def test_replicates_shifted_by_the_binning_error_stay_in_the_metrics_range(metho
     assert ci is not None and ci.low is not None and ci.high is not None
     assert ci.high == 1.0 and 0.98 < ci.low < 0.9995
     assert "shifted by the binning error" in ci.note and "cut to the metric's range" in ci.note
+    if method == "percentile":
+        # replicates biased above the binned value: the whole shifted interval beyond 1 is
+        # cut to [1, 1], not to a low above its high (found in review)
+        biased = np.concatenate([np.clip(0.995 + rng.normal(0, 0.002, r), 0, 1), [0.985]])
+        result = SimpleNamespace(value=0.9995, ci=None, intervals={})
+        intervals_for(plan, [result], [None], biased[:, None],  # type: ignore[arg-type]
+                      SimpleNamespace(replicates=r), True, [True])
+        assert (result.ci.low, result.ci.high) == (1.0, 1.0)

@@ -626,14 +626,25 @@ def intervals_for(plan: Plan, results: Sequence[MetricResult],
 
 
 def _within(ci: CI, bounds: tuple[float | None, float | None]) -> CI:
-    """A closed form's interval cut to the metric's range (a t interval of a share of hits
-    can pass 1), with a note."""
+    """A closed form's interval (or one from shifted replicates) cut to the metric's range (a
+    t interval of a share of hits can pass 1), with a note. Both bounds are kept within the
+    range, so that an interval lying wholly beyond one end becomes that end, never a low
+    above its high.
+
+    >>> ci = _within(CI(1.004, 1.02, 0.95, "percentile"), (0.0, 1.0))
+    >>> ci.low, ci.high, ci.note
+    (1.0, 1.0, "cut to the metric's range [0.0, 1.0]")
+    """
     lo, hi = bounds
     if not ci.defined:
         return ci
     assert ci.low is not None and ci.high is not None
-    low = max(ci.low, lo) if lo is not None else ci.low
-    high = min(ci.high, hi) if hi is not None else ci.high
+
+    def cut(x: float) -> float:
+        x = max(x, lo) if lo is not None else x
+        return min(x, hi) if hi is not None else x
+
+    low, high = cut(ci.low), cut(ci.high)
     if (low, high) == (ci.low, ci.high):
         return ci
     return dataclasses.replace(ci, low=low, high=high, note=_and(
