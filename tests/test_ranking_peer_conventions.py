@@ -217,3 +217,33 @@ def test_duplicates_first_last_with_integer_keys_match_pandas(tmp_path, engine, 
     want = evaluate(tmp_path / "b", once, t, names, engine=engine)
     for name in names:
         assert got[name].value == want[name].value, name
+    # the rows the policy left out are counted and named, not dropped unsaid
+    extra = got["__result__"].alignment.extra
+    assert extra["duplicates_dropped"] == p.height - once.height
+    assert extra["duplicates_policy"] == policy
+    assert "duplicates_dropped" not in want["__result__"].alignment.extra
+
+
+@pytest.mark.parametrize("engine", ["polars", "streaming"])
+@pytest.mark.parametrize("options, policy", [({"compat": "ranx"}, "last"),
+                                             ({"duplicates": "max_score"}, "max_score"),
+                                             ({"duplicates": "first"}, "first")])
+def test_every_report_says_how_many_repeated_rows_a_policy_left_out(tmp_path, engine, options,
+                                                                    policy):
+    """A duplicates policy (ranx's preset included) keeps one row of each repeated (query,
+    item): the report counts the others and names the policy, in every format (text ids
+    here: the in-memory join's other path)."""
+    from evalcli.report import ReportFormat, render
+    from evalcli.result import to_dict
+
+    p, t = _dup_frames()
+    repeats = p.height - p.unique(["query", "item"]).height
+    assert repeats > 0
+    got = evaluate(tmp_path, p, t, ["mrr"], options=options, engine=engine)["__result__"]
+    assert got.alignment.extra["duplicates_dropped"] == repeats
+    assert to_dict(got)["alignment"]["duplicates_policy"] == policy
+    said = f"{repeats} row(s) of the predictions repeat a key and were left out " \
+           f"(duplicates: {policy} keeps"
+    for fmt in (ReportFormat.table, ReportFormat.markdown, ReportFormat.html):
+        text = " ".join(render(got, fmt).split())
+        assert said in text, fmt

@@ -483,6 +483,22 @@ def test_ranking_segments_weights_ties_policies(spark, tmp_path, fmt):
     assert [s.key for s in got.segments] == [{"tier": "basic"}, {"tier": "gold"}, {"tier": None}]
 
 
+def test_ranking_repeated_keys_left_out_are_counted_alike(spark, tmp_path):
+    """compat: ranx keeps the last row of a repeated (query, item): Spark counts the rows it
+    left out (summed over its partitions) as the in-memory engine does, and gets the same
+    values."""
+    pred, truth = ranking_frames(32)
+    again = pred.sample(n=25, seed=1).with_columns(pl.col("score") + 0.05)
+    pred = pl.concat([pred, again])
+    cfg = {"task": "ranking", "predictions": write(pred, tmp_path, "p", "parquet"),
+           "truth": write(truth, tmp_path, "t", "parquet"),
+           "columns": {"extra": {"query": "user"}}, "options": {"compat": "ranx"},
+           "metrics": ["ndcg@5", "map", "mrr"]}
+    got = same(cfg, tmp_path)
+    assert got.alignment.extra["duplicates_dropped"] == 25
+    assert got.alignment.extra["duplicates_policy"] == "last"
+
+
 def test_ranking_trec_eval_options(spark, tmp_path):
     """trec_eval's -M and -J (max_per_query, judged_only) on Spark, with a query whose retrieved
     items are all unjudged (scored 0 under -J, not dropped as missing)."""

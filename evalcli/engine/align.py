@@ -78,6 +78,12 @@ class Aligned:
     keep: str = ""
     joined: bool = False
     """Already joined in memory (:func:`materialize`, :func:`materialize_systems`)."""
+    pred_raw: pl.LazyFrame | None = None
+    """The predictions before the task's ``duplicates`` policy kept one row of each repeated
+    key (:attr:`Task.kept_once`), to count the rows it left out; ``dedupe`` names the policy
+    and ``pred_raw_n`` is their count when the in-memory alignment read them anyway."""
+    dedupe: str = ""
+    pred_raw_n: int | None = None
     file_order: bool = False
     """The frame's rows from the predictions are in the order of the predictions' rows (the
     full join in place, :func:`_full_in_place`): a strict order by score whose ties go by the
@@ -288,6 +294,9 @@ def align(task: Task, inputs: Inputs) -> Aligned:
     def shaped(lf: pl.LazyFrame, side: str) -> pl.LazyFrame:
         return task.reshape(lf, side, inputs.options) if task.reshape is not None else lf
 
+    once = task.kept_once(project(pred_lf, pick_p, packed), inputs.options) \
+        if task.kept_once is not None else None
+
     if truth_lf is None:
         lf = shaped(project(pred_lf, pick_p, packed), "single")
         pred_rows, truth_rows = lf, None
@@ -322,6 +331,7 @@ def align(task: Task, inputs: Inputs) -> Aligned:
         segments=segments, pred_rows=pred_rows, truth_rows=truth_rows, pred_lf=pred_lf,
         truth_lf=truth_lf, inputs=inputs, role_file=role_file, side=side_inputs,
         unused=unused, pred_all=pred_all, keep=keep,
+        pred_raw=once[0] if once else None, dedupe=once[1] if once else "",
     )
 
 
@@ -425,7 +435,7 @@ def materialize_systems(systems: Sequence[Aligned], how: str = "inner") -> list[
                     return out  # the lazy join's 1:1 validation fails, and the engine names them
             done = _full_in_place(a, left, right, keys, packed, truth_keys)
             if done is not None:
-                out[i] = done
+                out[i] = _raw_counted(done, left)
                 continue
         if sorted_right is None:
             if packed is not None:
@@ -438,8 +448,18 @@ def materialize_systems(systems: Sequence[Aligned], how: str = "inner") -> list[
         ordered = _sorted_by(left, on)
         if a.pred_all is not None and _adjacent_duplicates(ordered, on):
             ordered = _kept(left, on, a.keep)
-        out[i] = _joined(a, ordered, sorted_right, keys, on, packed is not None, hashed, how)
+        out[i] = _raw_counted(
+            _joined(a, ordered, sorted_right, keys, on, packed is not None, hashed, how), left)
     return out
+
+
+def _raw_counted(a: Aligned, read: pl.DataFrame) -> Aligned:
+    """``a`` joined in memory from the predictions ``read``: when those are the rows before
+    the ``duplicates`` policy kept one of each key (:attr:`Aligned.pred_all`), their count,
+    so that the pass need not read them again to count the rows the policy left out."""
+    if not a.joined or a.pred_all is None or a.pred_raw is None:
+        return a
+    return replace(a, pred_raw_n=read.height)
 
 
 def _pred_side(a: Aligned) -> pl.LazyFrame:

@@ -327,6 +327,12 @@ def pass_of(plan: Plan, a: Aligned, stats: Mapping[str, Stat], *, streaming: boo
     ]
     if a.truth_rows is not None:
         tally.append((a.truth_rows, [pl.len().alias("truth_n")]))
+    if a.pred_raw is not None:
+        # the predictions before the duplicates policy kept one row of each key (read again
+        # only when the alignment did not read them: max_score, streaming, Spark)
+        raw = a.pred_raw if a.pred_raw_n is None else pl.LazyFrame({"n": [a.pred_raw_n]})
+        tally.append((raw, [(pl.len() if a.pred_raw_n is None else pl.col("n").first())
+                            .alias("pred_raw_n")]))
     counts = [lf.select(exprs) for lf, exprs in tally]
     queries = [rows.select(agg_exprs)] if agg_exprs else []
     queries += [fs.build(norm, []) for fs in frames]
@@ -701,11 +707,15 @@ def verdict(plan: Plan, a: Aligned, parts: Sequence[Part]) -> AlignmentInfo:
         raise _could_not(a, parts)
     if c["kept"] == 0:
         raise _nothing_left(a, matched + (only_t if filled else 0), only_p, only_t)
+    extra: dict[str, Any] = {"empty_predicted_sets": only_t} if filled else {}
+    raw = c.get("pred_raw_n")
+    if raw is not None and raw > pred_n:  # the duplicates policy kept one row of each key
+        extra.update(duplicates_dropped=raw - pred_n, duplicates_policy=a.dedupe)
     return AlignmentInfo(
         matched=matched, only_in_predictions=only_p, only_in_truth=only_t,
         unmatched_policy=a.inputs.unmatched, null_policy=a.inputs.nulls,
         dropped_nulls=matched + (only_t if filled else 0) - c["kept"] if not full else 0,
-        extra={"empty_predicted_sets": only_t} if filled else {},
+        extra=extra,
     )
 
 

@@ -237,6 +237,12 @@ class Task:
     which row (``"first"`` or ``"last"``), else None. The in-memory alignment then keeps it on
     rows it sorts by key anyway (two equal neighbours), instead of hashing every key; the
     other paths use ``reshape``'s own."""
+    kept_once: Callable[[pl.LazyFrame, Mapping[str, Any]], tuple[pl.LazyFrame, str] | None
+                        ] | None = None
+    """When the reshaped predictions keep one row of a repeated key under any policy
+    (ranking's ``duplicates``: first, last or max_score): ``kept_once(lf, options)`` gives the
+    predictions reshaped without that step and the policy's name, else None. The run counts
+    the rows the policy left out and the report says so (nothing is dropped unsaid)."""
     pack: Callable[[Mapping[str, Any], Sequence[str]], Mapping[str, Sequence[str]]] | None = None
     """Roles built from several columns of the predictions file: ``pack(options, names)``
     returns role -> columns, and the role's column is a struct of them, fields named by column

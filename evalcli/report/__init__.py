@@ -175,6 +175,12 @@ def alignment_facts(r: RunResult) -> list[str]:
     """How the inputs lined up, as plain sentences every report shows (its own way)."""
     a = r.alignment
     x = a.extra
+    dropped = []
+    if x.get("duplicates_dropped"):
+        policy = x.get("duplicates_policy")
+        kept = _KEPT.get(str(policy), "one row of each key")
+        dropped = [f"{x['duplicates_dropped']:,} row(s) of the predictions repeat a key and "
+                   f"were left out (duplicates: {policy} keeps {kept})"]
     if "queries_in_both" in x:  # ranking: full join on (query, item), counted by query
         return [
             f"queries: {x['queries_in_both']:,} in both files, "
@@ -183,6 +189,7 @@ def alignment_facts(r: RunResult) -> list[str]:
             f"(query, item) pairs: {a.matched:,} recommended and judged, "
             f"{a.only_in_predictions:,} recommended but not judged, "
             f"{a.only_in_truth:,} judged but not recommended",
+            *dropped,
         ]
     out = []
     if r.truth is not None:
@@ -193,7 +200,13 @@ def alignment_facts(r: RunResult) -> list[str]:
                    f"sets: {x['empty_predicted_sets']:,}")
     out.append(f"rows evaluated: {a.evaluated:,}"
                + (f" (dropped for nulls: {a.dropped_nulls:,})" if a.dropped_nulls else ""))
-    return out
+    return [*out, *dropped]
+
+
+_KEPT = {"first": "the first of each key in file order",
+         "last": "the last of each key in file order",
+         "max_score": "the highest-scored of each key"}
+"""What a ``duplicates`` policy keeps of each repeated key, for :func:`alignment_facts`."""
 
 
 def write(result: RunResult, path: Path, fmt: ReportFormat | None = None) -> None:

@@ -137,13 +137,20 @@ def _dedupe(lf: pl.LazyFrame, policy: str, names: list[str]) -> pl.LazyFrame:
                                maintain_order=True)
 
 
+def _kept_once(lf: pl.LazyFrame, options: Mapping[str, Any]) -> tuple[pl.LazyFrame, str] | None:
+    """The predictions reshaped without the ``duplicates`` step, and its policy, when one keeps
+    a row of each repeated (query, item) (see :attr:`Task.kept_once`)."""
+    policy = _duplicates(options)
+    if policy == "error":
+        return None
+    return _reshape(lf, "predictions", {**options, "duplicates": "error"}), policy
+
+
 def _keep_one(lf: pl.LazyFrame, options: Mapping[str, Any]) -> tuple[pl.LazyFrame, str] | None:
     """The predictions reshaped without the ``duplicates`` step, when it keeps the first or the
     last row in file order (see :attr:`Task.keep_one`)."""
-    policy = _duplicates(options)
-    if policy not in ("first", "last"):
-        return None
-    return _reshape(lf, "predictions", {**options, "duplicates": "error"}), policy
+    kept = _kept_once(lf, options)
+    return kept if kept is not None and kept[1] in ("first", "last") else None
 
 
 def _reshape(lf: pl.LazyFrame, side: str, options: Mapping[str, Any]) -> pl.LazyFrame:
@@ -233,6 +240,7 @@ TASK = Task(
     join="full",
     reshape=_reshape,
     keep_one=_keep_one,
+    kept_once=_kept_once,
     per_query=True,
     extras=query_stats,
     finish=query_tables,
