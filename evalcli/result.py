@@ -595,6 +595,10 @@ def to_dict(r: RunResult) -> dict[str, Any]:
     if r.systems:
         out["systems"] = {
             name: {"predictions": display_path(s.predictions.path),
+                   # rows a duplicates policy left out of this system's predictions
+                   **{k: s.alignment.extra[k] for k in ("duplicates_dropped",
+                                                        "duplicates_policy")
+                      if k in s.alignment.extra},
                    "passed": s.passed, "failures": s.failures,
                    "metrics": [metric_dict(m) for m in s.metrics],
                    **({"segments": [{"key": g.key, "rows": g.rows,

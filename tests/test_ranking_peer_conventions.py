@@ -242,8 +242,38 @@ def test_every_report_says_how_many_repeated_rows_a_policy_left_out(tmp_path, en
     got = evaluate(tmp_path, p, t, ["mrr"], options=options, engine=engine)["__result__"]
     assert got.alignment.extra["duplicates_dropped"] == repeats
     assert to_dict(got)["alignment"]["duplicates_policy"] == policy
-    said = f"{repeats} row(s) of the predictions repeat a key and were left out " \
-           f"(duplicates: {policy} keeps"
+    said = f"{repeats} repeated (query, item) pair(s) of the predictions left out " \
+           f"(duplicates: {policy}"
     for fmt in (ReportFormat.table, ReportFormat.markdown, ReportFormat.html):
         text = " ".join(render(got, fmt).split())
         assert said in text, fmt
+
+
+def test_a_compared_systems_left_out_rows_are_reported_as_its_own(tmp_path):
+    """Two systems under compat: ranx, repeats in the candidate's predictions only: its count
+    is in its own JSON block and in the reports' facts, named by system (found in review: only
+    the baseline's was shown)."""
+    from evalcli.config import parse_config
+    from evalcli.report import ReportFormat, render
+    from evalcli.result import to_dict
+    from evalcli.runner import run_config
+
+    p, t = _dup_frames()
+    p.unique(["query", "item"], keep="last", maintain_order=True).write_parquet(
+        tmp_path / "a.parquet")
+    p.write_parquet(tmp_path / "b.parquet")
+    t.write_parquet(tmp_path / "t.parquet")
+    cfg = {"task": "ranking", "truth": str(tmp_path / "t.parquet"),
+           "predictions": {"a": str(tmp_path / "a.parquet"), "b": str(tmp_path / "b.parquet")},
+           "comparison": {"baseline": "a"}, "options": {"compat": "ranx"},
+           "metrics": ["mrr", "ndcg@3"]}
+    got = run_config(parse_config(cfg, "test", tmp_path))
+    repeats = p.height - p.unique(["query", "item"]).height
+    systems = to_dict(got)["systems"]
+    assert systems["b"]["duplicates_dropped"] == repeats
+    assert systems["b"]["duplicates_policy"] == "last"
+    assert "duplicates_dropped" not in systems["a"]
+    for fmt in (ReportFormat.table, ReportFormat.markdown, ReportFormat.html):
+        text = " ".join(render(got, fmt).split())
+        assert f"system b: {repeats} repeated (query, item) pair(s)" in text, fmt
+        assert "system a:" not in text, fmt

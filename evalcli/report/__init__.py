@@ -175,12 +175,11 @@ def alignment_facts(r: RunResult) -> list[str]:
     """How the inputs lined up, as plain sentences every report shows (its own way)."""
     a = r.alignment
     x = a.extra
-    dropped = []
-    if x.get("duplicates_dropped"):
-        policy = x.get("duplicates_policy")
-        kept = _KEPT.get(str(policy), "one row of each key")
-        dropped = [f"{x['duplicates_dropped']:,} row(s) of the predictions repeat a key and "
-                   f"were left out (duplicates: {policy} keeps {kept})"]
+    if r.systems:  # each system's own (the baseline's is among them)
+        dropped = [f"system {name}: {said}" for name, s in r.systems.items()
+                   if (said := _left_out(s)) is not None]
+    else:
+        dropped = [said] if (said := _left_out(r)) is not None else []
     if "queries_in_both" in x:  # ranking: full join on (query, item), counted by query
         return [
             f"queries: {x['queries_in_both']:,} in both files, "
@@ -203,10 +202,37 @@ def alignment_facts(r: RunResult) -> list[str]:
     return [*out, *dropped]
 
 
-_KEPT = {"first": "the first of each key in file order",
-         "last": "the last of each key in file order",
-         "max_score": "the highest-scored of each key"}
-"""What a ``duplicates`` policy keeps of each repeated key, for :func:`alignment_facts`."""
+def _left_out(r: RunResult) -> str | None:
+    """The rows of ``r``'s predictions a ``duplicates`` policy left out, as a sentence (None
+    when it left none out).
+
+    >>> from evalcli.result import AlignmentInfo, InputInfo
+    >>> a = AlignmentInfo(5, 0, 0, "error", extra={"duplicates_dropped": 2,
+    ...                                             "duplicates_policy": "last"})
+    >>> r = RunResult("ranking", "polars", InputInfo("p.csv", 5, {"score": "s"}), None, a, [],
+    ...               options={"compat": "ranx"})
+    >>> print(_left_out(r))  # doctest: +NORMALIZE_WHITESPACE
+    2 repeated key(s) of the predictions left out (duplicates: last, the ranx preset, keeps the
+    last of each in file order)
+    """
+    x = r.alignment.extra
+    if not x.get("duplicates_dropped"):
+        return None
+    policy = str(x.get("duplicates_policy"))
+    scored = "score" in (r.predictions.columns or {})
+    kept = _KEPT.get(policy, "one of each")
+    if policy == "max_score" and not scored:
+        kept = "the best-ranked of each"
+    preset = r.options.get("compat") if "duplicates" not in r.options else None
+    how = f"{policy}, the {preset} preset," if preset else policy
+    what = "(query, item) pair(s)" if "queries_in_both" in x else "key(s)"
+    return (f"{x['duplicates_dropped']:,} repeated {what} of the predictions left out "
+            f"(duplicates: {how} keeps {kept})")
+
+
+_KEPT = {"first": "the first of each in file order", "last": "the last of each in file order",
+         "max_score": "the highest-scored of each"}
+"""What a ``duplicates`` policy keeps of each repeated key, for :func:`_left_out`."""
 
 
 def write(result: RunResult, path: Path, fmt: ReportFormat | None = None) -> None:
