@@ -490,6 +490,37 @@ def test_multilabel_and_ranking_refuse_objects_and_keep_their_lists(cli: Cli, tm
     assert json.loads(r.stdout)["metrics"][0]["value"] == 0.5
 
 
+@pytest.mark.parametrize("engine", ["polars", "streaming"])
+def test_ranking_lists_of_other_lengths_name_the_row(cli: Cli, tmp_path: Path, engine: str
+                                                    ) -> None:
+    """A row whose score (or relevance) list is shorter or longer than its item list: one
+    message naming that side's file and the first row, exit 2 (it was an internal error,
+    exit 3: the explode of lists of other lengths failed). Lists of equal lengths still run."""
+    write(tmp_path, "p.jsonl", _jsonl([{"query": "q1", "item": ["i1", "i2", "i3"],
+                                        "score": [0.9, 0.5]},
+                                       {"query": "q2", "item": ["i4"], "score": [0.3]}]))
+    write(tmp_path, "t.jsonl", _jsonl([{"query": "q1", "item": ["i2"], "relevance": [1]},
+                                       {"query": "q2", "item": ["i4", "i5"],
+                                        "relevance": [1, 2, 3]}]))
+    cfg = write(tmp_path, "c.yaml", f"task: ranking\npredictions: p.jsonl\ntruth: t.jsonl\n"
+                f"engine: {engine}\nmetrics: [mrr]\n")
+    r = cli("run", cfg)
+    assert_user_error(r, r"p\.jsonl", r"rows of the predictions from a list of items",
+                      r"first at query='q1'")
+    assert "t.jsonl" not in r.stderr
+    write(tmp_path, "p.jsonl", _jsonl([{"query": "q1", "item": ["i1", "i2", "i3"],
+                                        "score": [0.9, 0.5, 0.1]},
+                                       {"query": "q2", "item": ["i4"], "score": [0.3]}]))
+    assert_user_error(cli("run", cfg), r"t\.jsonl", r"rows of the truth from a list",
+                      r"first at query='q2'")
+    write(tmp_path, "t.jsonl", _jsonl([{"query": "q1", "item": ["i2"], "relevance": [1]},
+                                       {"query": "q2", "item": ["i4", "i5"],
+                                        "relevance": [1, 2]}]))
+    r = cli("run", cfg, "-f", "json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["metrics"][0]["value"] == (1 / 2 + 1) / 2
+
+
 # ------------------------------------------------------------------ lists mixed with text
 
 def test_a_jsonl_key_mixing_lists_and_single_values_names_the_lines(cli: Cli, tmp_path: Path

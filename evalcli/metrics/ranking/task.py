@@ -6,6 +6,7 @@ read (:mod:`.frame`), and the run extras (:mod:`.extras`).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import polars as pl
@@ -52,8 +53,29 @@ def _order_role(t: TaskInput) -> str:
     return str(want)
 
 
+def _unflagged(flag: str) -> pl.Expr:
+    return ~pl.col(flag).fill_null(True)
+
+
+def lists_flag(side: str) -> str:
+    """The column flagging the rows of a side whose score, rank or relevance lists hold as many
+    elements as their item list (:func:`_reshape`)."""
+    return f"__lists_match:{'truth' if side == 'truth' else 'predictions'}"
+
+
 def _checks(t: TaskInput) -> list[Check]:
     out: list[Check] = []
+    for side in ("predictions", "truth"):
+        flag = lists_flag(side)
+        if flag in t.schema:
+            # (the message names the row by a column of that side's file)
+            shown = "relevance" if side == "truth" else "score" if "score" in t.schema \
+                else "rank"
+            out.append(Check(
+                f"{side}_lists_match", shown, partial(_unflagged, flag),
+                f"rows of the {side} from a list of items whose score, rank or relevance list "
+                "holds another number of elements",
+                "give each item of a row's list one score (rank, relevance), in the same order"))
     for role in ("score", "rank", "relevance"):
         out += _role_numeric(role, t)
     order = _order_role(t)
@@ -161,6 +183,16 @@ def _reshape(lf: pl.LazyFrame, side: str, options: Mapping[str, Any]) -> pl.Lazy
     if IT in schema and isinstance(schema[IT], pl.List):
         lists = [c for c in ("score", "rank", "relevance") if c in schema
                  and isinstance(schema[c], pl.List)]
+        if lists:
+            # a row whose lists hold other counts than its items would stop the explode: each
+            # is cut or padded (nulls) to the items' count, and flagged for the check that
+            # names the row (_checks)
+            n = pl.col(IT).list.len()
+            lf = lf.with_columns(
+                pl.all_horizontal([pl.col(c).list.len().eq_missing(n) for c in lists])
+                .alias(lists_flag(side)),
+                *(pl.col(c).list.gather(pl.int_ranges(0, n.fill_null(0)), null_on_oob=True)
+                  for c in lists))
         if side != "truth" and "score" not in names and "rank" not in names:
             lf = lf.with_columns(pl.int_ranges(1, pl.col(IT).list.len() + 1).alias("rank"))
             lists.append("rank")
