@@ -671,3 +671,30 @@ def test_replicates_shifted_by_the_binning_error_stay_in_the_metrics_range(metho
         intervals_for(plan, [result], [None], biased[:, None],  # type: ignore[arg-type]
                       SimpleNamespace(replicates=r), True, [True])
         assert (result.ci.low, result.ci.high) == (1.0, 1.0)
+
+
+@pytest.mark.parametrize("method", ["bootstrap", "bca"])
+@pytest.mark.parametrize("rows", [
+    {"label": [1.0], "prediction": [1.0]},                        # one row, errors of 0
+    {"label": [1.0, 2.0, 3.0], "prediction": [1.0, 2.5, 3.0], "w": [0.0, 0.0, 1.0]},
+    {"label": [1e308, -1e308, 1e308, 0.0], "prediction": [-1e308, 1e308, 0.0, 1e308]},
+])
+def test_regression_replicates_of_zeros_and_extremes_are_values_not_crashes(
+        cli: Cli, tmp_path: Path, method: str, rows: dict[str, list[float]]) -> None:
+    """Exact sums whose values are all 0 (their last limbs lie below the smallest float,
+    where 0 * 2^1074 is NaN) or beyond the largest float: the replicates are values or
+    undefined, never an internal error (it was exit 3 for a one-row run with --ci), and a
+    quiet run prints nothing on stderr (no NumPy overflow warnings)."""
+    pl.DataFrame(rows).write_parquet(tmp_path / "p.parquet")
+    weight = "columns: {weight: w}\n" if "w" in rows else ""
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"task: regression\npredictions: p.parquet\n{weight}"
+                   f"metrics: [rmse, mae, r2, mape, explained_variance]\n"
+                   f"uncertainty: {{method: {method}}}\n")
+    r = cli("run", str(cfg), "-q", "-f", "json")
+    assert r.exit_code == 0, r.stderr
+    assert r.stderr == ""
+    rep = json.loads(r.stdout)
+    for m in rep["metrics"]:
+        ci = m["ci"]
+        assert ci.get("reason") is not None or ci["low"] <= ci["high"], m

@@ -232,7 +232,8 @@ def _agg_replicates(st: AggStat, df: pl.DataFrame, gr: Groups, weights: np.ndarr
     if sums:
         x = np.zeros((weights.shape[1], len(sums)))
         x[pos] = np.nan_to_num(flat.select(sums).to_numpy().astype(np.float64), nan=0.0)
-        y = weights @ x
+        with np.errstate(over="ignore", invalid="ignore"):  # (sums near ±1e308: inf, said
+            y = weights @ x                                  # as undefined, not on stderr)
         for i, c in enumerate(sums):
             out[c] = y[:, i]
     for c in cols:
@@ -583,7 +584,6 @@ def intervals_for(plan: Plan, results: Sequence[MetricResult],
                   gr: Groups, binned: bool, resampled: Sequence[bool]) -> None:
     """Set ``ci`` (and the extra levels' intervals) of each result: its closed form, else
     from its replicates (``rep``: weightings x metrics)."""
-    from evalcli.uncertainty import intervals as iv
 
     rs = plan.resampling
     assert rs is not None
@@ -603,16 +603,7 @@ def intervals_for(plan: Plan, results: Sequence[MetricResult],
                 shift = m.value - rep[r, j]
                 reps = reps + shift
             for level in levels:
-                if m.value is None:
-                    ci = CI(None, None, level, _name(rs.method),
-                            reason="the value is undefined")
-                elif rs.method == "bca":
-                    ci = to_ci(iv.bca_interval(reps, m.value, rep[r + 1:, j], level,
-                                               max_undefined=MAX_UNDEFINED))
-                else:
-                    ci = to_ci(iv.percentile_interval(reps, m.value, level,
-                                                      max_undefined=MAX_UNDEFINED,
-                                                      method="percentile"))
+                ci = _interval_at(rs, m, reps, rep, r, j, level)
                 if abs(shift) > 1e-12 * max(1.0, abs(m.value or 0.0)) and ci.reason is None:
                     ci = dataclasses.replace(ci, note=_and(
                         ci.note, "replicates on binned scores, shifted by the binning "
@@ -623,6 +614,25 @@ def intervals_for(plan: Plan, results: Sequence[MetricResult],
                 found[level] = ci
         m.ci = found[rs.level]
         m.intervals = {lv: ci for lv, ci in found.items() if lv != rs.level}
+
+
+def _interval_at(rs: Resampling, m: MetricResult, reps: np.ndarray, rep: np.ndarray, r: int, j: int,
+                 level: float) -> CI:
+    """Metric ``m``'s interval at ``level`` from its replicates ``reps`` (``rep[r + 1:, j]``:
+    its leave-one-out values, for BCa). Replicates beyond the floats (sums of values near
+    ±1e308) are inf or NaN: they count as undefined, without NumPy's warnings on stderr."""
+    import numpy as np
+
+    from evalcli.uncertainty import intervals as iv
+
+    if m.value is None:
+        return CI(None, None, level, _name(rs.method), reason="the value is undefined")
+    with np.errstate(over="ignore", invalid="ignore"):
+        if rs.method == "bca":
+            return to_ci(iv.bca_interval(reps, m.value, rep[r + 1:, j], level,
+                                         max_undefined=MAX_UNDEFINED))
+        return to_ci(iv.percentile_interval(reps, m.value, level, max_undefined=MAX_UNDEFINED,
+                                            method="percentile"))
 
 
 def _within(ci: CI, bounds: tuple[float | None, float | None]) -> CI:

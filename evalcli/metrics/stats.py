@@ -566,9 +566,12 @@ def _value_expr(name: str, limbs: int) -> pl.Expr:
         # bits of 1.5·2^(52+j): the exponent field (1075 + j) and the leading mantissa bit
         bits = (j + 1075) * (1 << 52) + (1 << 51)
         wrapped = part(f"i{k}") - n * bits  # Int64 arithmetic wraps, as the sum did
-        approx = part(f"f{k}") * pl.lit(2.0).pow(-j.cast(pl.Float64))
+        # (a limb of zeros far below the smallest float, 2^1074 and beyond: 0, not 0 * inf)
+        approx = pl.when(part(f"f{k}") == 0.0).then(0.0).otherwise(
+            part(f"f{k}") * pl.lit(2.0).pow(-j.cast(pl.Float64)))
         fix = ((approx - wrapped.cast(pl.Float64)) * 2.0**-64).round()
-        digits = wrapped.cast(pl.Int128) + fix.cast(pl.Int128) * (1 << 64)
+        # (a sum beyond the largest float, near ±1e308 values: no digits, null, not an error)
+        digits = wrapped.cast(pl.Int128) + fix.cast(pl.Int128, strict=False) * (1 << 64)
         term = digits.cast(pl.Float64) * pl.lit(2.0).pow(j.cast(pl.Float64))
         total = term if total is None else total + term
     big = pl.lit(2.0).pow((j0 + 50).cast(pl.Float64))
