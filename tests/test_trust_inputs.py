@@ -627,3 +627,28 @@ def test_other_messages_that_list_columns_are_clipped(cli: Cli, tmp_path: Path,
     flat = assert_user_error(cli("compare", str(tmp_path / "p.csv"), str(tmp_path / "t.csv"),
                                  *args))
     assert len(flat) < 1500, flat[:3000]
+
+
+@pytest.mark.parametrize("engine", ["polars", "streaming"])
+def test_integer_and_float_keys_join_as_numbers(cli: Cli, tmp_path: Path, engine: str) -> None:
+    """An id written as integers in one file and as floats in the other (pandas writes a column
+    with a missing value as floats) joins 12 with 12.0; it was an internal error (exit 3,
+    Polars refuses to join i64 with f64). Ranking's query and item alike."""
+    pl.DataFrame({"id": [0, 1, 2, 3], "score": [0.9, 0.2, 0.7, 0.4]}).write_parquet(
+        tmp_path / "p.parquet")
+    pl.DataFrame({"id": [3.0, 2.0, 1.0, 0.0], "label": [0, 1, 0, 1]}).write_parquet(
+        tmp_path / "t.parquet")
+    cfg = write(tmp_path, "c.yaml", f"task: binary\npredictions: p.parquet\ntruth: t.parquet\n"
+                f"engine: {engine}\nmetrics: [auroc]\n")
+    r = cli("run", cfg, "-f", "json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["metrics"][0]["value"] == 1.0
+    pl.DataFrame({"query": [1.0, 1.0, 2.0], "item": [5, 6, 5], "score": [0.9, 0.8, 0.7]}
+                 ).write_parquet(tmp_path / "rp.parquet")
+    pl.DataFrame({"query": [1, 2], "item": [6.0, 5.0], "relevance": [1, 1]}).write_parquet(
+        tmp_path / "rt.parquet")
+    rcfg = write(tmp_path, "r.yaml", f"task: ranking\npredictions: rp.parquet\n"
+                 f"truth: rt.parquet\nengine: {engine}\nmetrics: [mrr]\n")
+    r = cli("run", rcfg, "-f", "json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["metrics"][0]["value"] == (1 / 2 + 1) / 2

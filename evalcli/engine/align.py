@@ -338,14 +338,25 @@ def align(task: Task, inputs: Inputs) -> Aligned:
 def _same_key_types(left: pl.LazyFrame, right: pl.LazyFrame, keys: Sequence[str]
                     ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """Join keys typed differently on the two sides (``12`` and ``"12"``, e.g. a TREC file
-    against a Parquet file) are compared as text; numeric types of either side join as they
-    are."""
+    against a Parquet file) are compared as text; integers of any width join as they are, and
+    an integer key against a float one (``12`` and ``12.0``: a column with a missing value
+    that pandas wrote as floats) as floats, which Polars does not join as they are.
+
+    >>> ints = pl.LazyFrame({"id": [1, 2]})
+    >>> floats = pl.LazyFrame({"id": [2.0, 3.0]})
+    >>> left, right = _same_key_types(ints, floats, ["id"])
+    >>> left.join(right, on="id").collect()["id"].to_list()
+    [2.0]
+    """
     ls, rs = left.collect_schema(), right.collect_schema()
     diff = [k for k in keys if ls[k] != rs[k]
             and not (ls[k].is_numeric() and rs[k].is_numeric())]
-    if not diff:
+    mixed = [k for k in keys if ls[k] != rs[k] and ls[k].is_numeric() and rs[k].is_numeric()
+             and ls[k].is_float() != rs[k].is_float()]
+    if not diff and not mixed:
         return left, right
-    cast = [pl.col(k).cast(pl.String) for k in diff]
+    cast = [*(pl.col(k).cast(pl.String) for k in diff),
+            *(pl.col(k).cast(pl.Float64) for k in mixed)]
     return left.with_columns(cast), right.with_columns(cast)
 
 
