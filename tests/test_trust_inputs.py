@@ -519,6 +519,11 @@ def test_ranking_lists_of_other_lengths_name_the_row(cli: Cli, tmp_path: Path, e
     r = cli("run", cfg, "-f", "json")
     assert r.exit_code == 0, r.stderr
     assert json.loads(r.stdout)["metrics"][0]["value"] == (1 / 2 + 1) / 2
+    # no score list beside an item list: that row is named
+    write(tmp_path, "p.jsonl", _jsonl([{"query": "q1", "item": ["i1", "i2"], "score": None},
+                                       {"query": "q2", "item": ["i4"], "score": [0.3]}]))
+    assert_user_error(cli("run", cfg), r"p\.jsonl", r"rows of the predictions from a list",
+                      r"first at query='q1'")
     # no item list at all beside a score list: the null item is the error
     write(tmp_path, "p.jsonl", _jsonl([{"query": "q1", "item": ["i1", "i2"],
                                         "score": [0.9, 0.5]},

@@ -185,14 +185,15 @@ def _reshape(lf: pl.LazyFrame, side: str, options: Mapping[str, Any]) -> pl.Lazy
                  and isinstance(schema[c], pl.List)]
         if lists:
             # a row whose lists hold other counts than its items would stop the explode: each
-            # is cut or padded (nulls) to the items' count (null with a null item list), and
-            # flagged for the check that names the row (_checks)
+            # (a null one too) is cut or padded (nulls) to the items' count (null with a null
+            # item list), and flagged for the check that names the row (_checks)
             n = pl.col(IT).list.len()
             lf = lf.with_columns(
                 pl.all_horizontal([pl.col(c).list.len().eq_missing(n) for c in lists])
                 .alias(lists_flag(side)),
-                *(pl.when(n.is_not_null()).then(pl.col(c).list.gather(
-                    pl.int_ranges(0, n.fill_null(0)), null_on_oob=True)).alias(c)
+                *(pl.when(n.is_not_null()).then(
+                    pl.col(c).fill_null(pl.lit([], dtype=schema[c])).list.gather(
+                        pl.int_ranges(0, n.fill_null(0)), null_on_oob=True)).alias(c)
                   for c in lists))
         if side != "truth" and "score" not in names and "rank" not in names:
             lf = lf.with_columns(pl.int_ranges(1, pl.col(IT).list.len() + 1).alias("rank"))
