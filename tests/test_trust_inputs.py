@@ -657,3 +657,26 @@ def test_integer_and_float_keys_join_as_numbers(cli: Cli, tmp_path: Path, engine
     r = cli("run", rcfg, "-f", "json")
     assert r.exit_code == 0, r.stderr
     assert json.loads(r.stdout)["metrics"][0]["value"] == (1 / 2 + 1) / 2
+
+
+def test_segment_columns_of_lists_twice_named_or_with_nan(cli: Cli, tmp_path: Path) -> None:
+    """group_by on a list (or struct) column, or naming a column twice: one message, exit 2; a
+    float segment column holding NaN: NaN is the missing segment. Each was an internal error
+    (exit 3: an unhashable list, a duplicated key, a NaN that equals no segment)."""
+    pl.DataFrame({"id": range(6), "score": [0.9, 0.2, 0.7, 0.4, 0.6, 0.1]}).write_parquet(
+        tmp_path / "p.parquet")
+    pl.DataFrame({"id": range(6), "label": [1, 0, 1, 0, 1, 0],
+                  "tags": [["a"], ["b"], ["a"], ["b"], ["a"], ["b"]],
+                  "f": [float("nan"), 1.0] * 3}).write_parquet(tmp_path / "t.parquet")
+
+    def cfg(group: str) -> str:
+        return write(tmp_path, "c.yaml", "task: binary\npredictions: p.parquet\ntruth: "
+                     f"t.parquet\nmetrics: [auroc]\ngroup_by: {group}\n")
+
+    assert_user_error(cli("run", cfg("[tags]")), r"t\.parquet", r"'tags' holds lists",
+                      r"one value per row")
+    assert_user_error(cli("run", cfg("[f, f]")), r"group_by names column 'f' twice")
+    r = cli("run", cfg("[f]"), "-f", "json")
+    assert r.exit_code == 0, r.stderr
+    segs = json.loads(r.stdout)["segments"]
+    assert [(s["key"]["f"], s["rows"]) for s in segs] == [(1.0, 3), (None, 3)]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 import polars as pl
 
-from evalcli.errors import InputDataError, clip
+from evalcli.errors import ConfigError, InputDataError, clip
 from evalcli.io import Source, scan
 from evalcli.metrics.task import Role, Task, shape_of, shape_words
 
@@ -245,7 +245,19 @@ def align(task: Task, inputs: Inputs) -> Aligned:
 
     # segments may live in either file
     segments: list[str] = []
-    for name in inputs.group_by:
+    for at, name in enumerate(inputs.group_by):
+        if name in inputs.group_by[:at]:
+            raise ConfigError(f"group_by names column '{clip(name, NAME_CHARS)}' twice",
+                              hint="list each segment column once")
+        if name in pnames or name in tnames:
+            file, dtype = (pfile, pschema[name]) if name in pnames else (tfile, tschema[name])
+            if dtype.is_nested():
+                raise InputDataError(
+                    f"{file}: group_by column '{clip(name, NAME_CHARS)}' holds "
+                    f"{shape_words(dtype)} ({clip(str(dtype), 80)}); a segment is one value "
+                    "per row",
+                    hint="group by a column of single values (a list of tags can be "
+                    "exploded into one row per tag before evalcli reads it)")
         if name in pnames:
             pick_p[seg_col(name)] = name
         elif name in tnames:
@@ -287,8 +299,17 @@ def align(task: Task, inputs: Inputs) -> Aligned:
 
     def project(lf: pl.LazyFrame, picks: Mapping[str, str],
                 packs: Mapping[str, Sequence[str]] | None = None) -> pl.LazyFrame:
+        types = lf.collect_schema()
+
+        def picked(k: str, c: str) -> pl.Expr:
+            # a NaN segment value is a missing one (NaN equals nothing, so its segment could
+            # not be found again among the others)
+            if k.startswith(SEG) and types[c].is_float():
+                return pl.col(c).fill_nan(None).alias(k)
+            return pl.col(c).alias(k)
+
         return lf.select([*(pl.col(c) for c in ids),
-                          *(pl.col(c).alias(k) for k, c in picks.items()),
+                          *(picked(k, c) for k, c in picks.items()),
                           *(pl.struct(list(cs)).alias(r) for r, cs in (packs or {}).items())])
 
     def shaped(lf: pl.LazyFrame, side: str) -> pl.LazyFrame:
