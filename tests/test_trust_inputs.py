@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -680,3 +681,32 @@ def test_segment_columns_of_lists_twice_named_or_with_nan(cli: Cli, tmp_path: Pa
     assert r.exit_code == 0, r.stderr
     segs = json.loads(r.stdout)["segments"]
     assert [(s["key"]["f"], s["rows"]) for s in segs] == [(1.0, 3), (None, 3)]
+
+
+def test_weights_near_the_largest_float_and_empty_score_objects(cli: Cli, tmp_path: Path
+                                                               ) -> None:
+    """Weights of 1e308 (their sums overflow): the metrics are undefined with a note, exit 0
+    and a quiet stderr (it was exit 3 from math.fsum or a Fraction's float, with NumPy
+    warnings printed). Score objects without fields, or an empty score_columns: one message,
+    exit 2 (both were internal errors)."""
+    pl.DataFrame({"id": range(6), "score": [0.9, 0.2, 0.7, 0.4, 0.6, 0.1],
+                  "label": [1, 0, 1, 0, 1, 0], "w": [1e308] * 6}).write_parquet(
+        tmp_path / "p.parquet")
+    cfg = write(tmp_path, "c.yaml", "task: binary\npredictions: p.parquet\n"
+                "columns: {weight: w}\nmetrics: [accuracy, auroc, ece, lift_table, log_loss]\n")
+    r = cli("run", cfg, "-q", "-f", "json")
+    assert r.exit_code == 0, r.stderr
+    assert r.stderr == ""
+    for m in json.loads(r.stdout)["metrics"]:
+        assert m["value"] is None or math.isfinite(m["value"]), m
+        assert m["value"] is not None or m["notes"], m
+    write(tmp_path, "s.jsonl", _jsonl([{"id": "a", "label": 0, "score": {}},
+                                       {"id": "b", "label": 1, "score": {}}]))
+    scfg = write(tmp_path, "s.yaml", "task: multiclass\npredictions: s.jsonl\n"
+                 "metrics: [accuracy, log_loss]\n")
+    assert_user_error(cli("run", scfg), r"s\.jsonl", r"'score'", r"objects without fields")
+    pl.DataFrame({"id": ["a", "b"], "label": [0, 1], "p0": [0.3, 0.6], "p1": [0.7, 0.4]}
+                 ).write_parquet(tmp_path / "w.parquet")
+    wcfg = write(tmp_path, "w.yaml", "task: multiclass\npredictions: w.parquet\n"
+                 "options: {score_columns: []}\nmetrics: [log_loss]\n")
+    assert_user_error(cli("run", wcfg), r"options\.score_columns is empty")

@@ -139,6 +139,11 @@ def _check_shape(task: Task, role: str, file: str, col: str, lf: pl.LazyFrame,
     a list, a struct): decided from the schema, before any row is read. A JSON object where a
     label is wanted would otherwise reach a cast that Polars cannot do (or panics on)."""
     spec = next((r for r in task.roles if r.name == role), Role(role, ""))
+    if isinstance(dtype, pl.Struct) and not dtype.fields and not spec.refuses(dtype):
+        raise InputDataError(
+            f"{file}: column '{clip(col, NAME_CHARS)}' (the {role}) holds objects without "
+            "fields ({} on every row)",
+            hint=f"give the {role} one field per class (or label), or a list")
     if not spec.refuses(dtype):
         return
     where = ""

@@ -21,6 +21,7 @@ on every engine, by construction.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -39,6 +40,7 @@ from evalcli.metrics.base import (
     Check,
     Context,
     FrameStat,
+    MetricValue,
     Stat,
 )
 from evalcli.metrics.task import TaskInput, TaskStatistics
@@ -833,11 +835,18 @@ def values(plan: Plan, stats: Mapping[str, Any], ctx: Context, segment: bool = F
         own = TaskStatistics({st.key: stats[st.key] for st in pm.metric.stats(pm.params, ctx)},
                          ctx.memo, options=ctx.options)
         try:
-            mv = pm.metric.value(own, pm.params)
+            with warnings.catch_warnings():
+                # sums beyond the largest float (weights or values near 1e308) are inf or
+                # NaN, which the value reports; NumPy's warnings about them are not printed
+                warnings.simplefilter("ignore", RuntimeWarning)
+                mv = pm.metric.value(own, pm.params)
         except AbsentLabel as exc:
             if not segment:
                 raise
             mv = exc.fallback
+        except OverflowError:  # an exact sum (math.fsum) beyond the largest float
+            mv = MetricValue(None, notes=["a sum exceeds the largest float (weights or values "
+                                          "near 1e308)"])
         v = mv.value
         if v is not None and (v != v):  # NaN is undefined, never a number to gate on
             mv.notes.append("the value is not a number")

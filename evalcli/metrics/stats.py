@@ -462,11 +462,15 @@ def exact_total(rows: Sequence[Mapping[str, Any]], name: str) -> Fraction | floa
 
 
 def to_float(v: Fraction | float) -> float:
-    """A Fraction rounded once to the nearest float (±inf beyond the range)."""
+    """A Fraction rounded once to the nearest float (±inf beyond the range).
+
+    >>> to_float(Fraction(10) ** 400), to_float(-Fraction(10) ** 400)
+    (inf, -inf)
+    """
     try:
         return float(v)
-    except OverflowError:
-        return math.copysign(math.inf, v)
+    except OverflowError:  # (copysign would convert the Fraction again, and overflow)
+        return math.inf if v > 0 else -math.inf
 
 
 def exact_value(rows: Sequence[Mapping[str, Any]], name: str) -> float:

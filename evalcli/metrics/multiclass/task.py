@@ -68,6 +68,9 @@ def pack_scores(raw: Mapping[str, Any], names: Sequence[str]) -> dict[str, list[
                 f"(columns: {', '.join(list(names)[:20])})",
                 hint="fix options.score_prefix, or list the columns in options.score_columns",
             )
+    if not cols:
+        raise InputDataError("options.score_columns is empty",
+                             hint="list the score columns, one per class, or remove the option")
     if len(set(cols)) != len(cols):
         raise InputDataError(f"options.score_columns names a column twice: {', '.join(cols)}")
     return {"score": [str(c) for c in cols]}
