@@ -710,3 +710,26 @@ def test_weights_near_the_largest_float_and_empty_score_objects(cli: Cli, tmp_pa
     wcfg = write(tmp_path, "w.yaml", "task: multiclass\npredictions: w.parquet\n"
                  "options: {score_columns: []}\nmetrics: [log_loss]\n")
     assert_user_error(cli("run", wcfg), r"options\.score_columns is empty")
+
+
+def test_messages_name_the_real_mistake(cli: Cli, tmp_path: Path) -> None:
+    """Three configs that got a misleading message (found by the bad-input battery): a column
+    named for a second role ('no column label ... Did you mean label?'), a resampling unit
+    holding lists ('cannot cast List type'), and a class listed twice in options.classes
+    (Polars' "`old` input for `replace` must not contain duplicates")."""
+    pl.DataFrame({"id": range(6), "score": [0.9, 0.2, 0.7, 0.4, 0.6, 0.1],
+                  "label": [1, 0, 1, 0, 1, 0], "user": [[1], [2], [1], [2], [1], [2]]}
+                 ).write_parquet(tmp_path / "p.parquet")
+    cfg = write(tmp_path, "c.yaml", "task: binary\npredictions: p.parquet\n"
+                "columns: {score: label}\nmetrics: [auroc]\n")
+    assert_user_error(cli("run", cfg), r"column 'label' is named for the score role",
+                      r"columns: \{label: \.\.\.\}")
+    cfg = write(tmp_path, "u.yaml", "task: binary\npredictions: p.parquet\n"
+                "metrics: [auroc]\nuncertainty: {unit: user}\n")
+    assert_user_error(cli("run", cfg), r"p\.parquet", r"unit column 'user' holds lists",
+                      r"one value per row")
+    pl.DataFrame({"id": ["a", "b"], "label": [0, 1], "score": [[0.3, 0.7], [0.6, 0.4]]}
+                 ).write_parquet(tmp_path / "m.parquet")
+    cfg = write(tmp_path, "m.yaml", "task: multiclass\npredictions: m.parquet\n"
+                "options: {classes: [0, 1, 1]}\nmetrics: [log_loss]\n")
+    assert_user_error(cli("run", cfg), r"options\.classes names 1 twice")

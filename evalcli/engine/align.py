@@ -90,6 +90,16 @@ class Aligned:
     place in the file is then a rank of the score alone (``ties: input``)."""
 
 
+def _single_valued(file: object, dtype: pl.DataType, what: str, per_row: str, hint: str
+                   ) -> None:
+    """A column read as one value per row (a segment, a resampling unit) must not hold lists
+    or objects."""
+    if dtype.is_nested():
+        raise InputDataError(f"{file}: {what} holds {shape_words(dtype)} "
+                             f"({clip(str(dtype), 80)}); {per_row} is one value per row",
+                             hint=hint)
+
+
 def _pick(role: str, configured: Mapping[str, str], names: Sequence[str]) -> str | None:
     if role not in configured and role in configured.values():
         # the column named like this role is configured as another one (score: prediction)
@@ -215,6 +225,14 @@ def align(task: Task, inputs: Inputs) -> Aligned:
             where_file, target = tfile, pick_t
         if found is None:
             required = any(r.name == role and r.required for r in task.roles)
+            other = next((r for r, c in inputs.columns.items() if c == col and r != role), None)
+            if required and not configured and other is not None and col in where_names:
+                # (columns: {score: label}: the label's own column is taken by another role)
+                raise ConfigError(
+                    f"columns: column '{clip(col, NAME_CHARS)}' is named for the {other} role, "
+                    f"and the {role} needs a column of its own",
+                    hint=f"name the {role}'s column under 'columns: {{{role}: ...}}', or "
+                    f"another column for the {other}")
             if configured or required:
                 raise _missing(str(where_file), role, col, where_names)
             continue
@@ -255,14 +273,11 @@ def align(task: Task, inputs: Inputs) -> Aligned:
             raise ConfigError(f"group_by names column '{clip(name, NAME_CHARS)}' twice",
                               hint="list each segment column once")
         if name in pnames or name in tnames:
-            file, dtype = (pfile, pschema[name]) if name in pnames else (tfile, tschema[name])
-            if dtype.is_nested():
-                raise InputDataError(
-                    f"{file}: group_by column '{clip(name, NAME_CHARS)}' holds "
-                    f"{shape_words(dtype)} ({clip(str(dtype), 80)}); a segment is one value "
-                    "per row",
-                    hint="group by a column of single values (a list of tags can be "
-                    "exploded into one row per tag before evalcli reads it)")
+            _single_valued(pfile if name in pnames else tfile,
+                           pschema[name] if name in pnames else tschema[name],
+                           f"group_by column '{clip(name, NAME_CHARS)}'", "a segment",
+                           "group by a column of single values (a list of tags can be "
+                           "exploded into one row per tag before evalcli reads it)")
         if name in pnames:
             pick_p[seg_col(name)] = name
         elif name in tnames:
@@ -276,6 +291,11 @@ def align(task: Task, inputs: Inputs) -> Aligned:
         segments.append(name)
     if inputs.unit is not None:
         name = inputs.unit
+        if name in pnames or name in tnames:
+            _single_valued(pfile if name in pnames else tfile,
+                           pschema[name] if name in pnames else tschema[name],
+                           f"uncertainty: unit column '{clip(name, NAME_CHARS)}'",
+                           "a resampling unit", "name a column of single ids (a user id)")
         if name in pnames:
             pick_p[UNIT] = name
         elif name in tnames:

@@ -139,6 +139,11 @@ def score_classes(t: TaskInput) -> list[Any] | None:
     """The class of each score position, in the class dtype; ``None``: integer positions."""
     layout, fields = _score_layout(t)
     o = task_options(t.options)
+    named = o["classes"]
+    if named is not None and len(set(named)) != len(named):
+        twice = next(c for i, c in enumerate(named) if c in named[:i])
+        raise InputDataError(f"options.classes names {twice!r} twice",
+                             hint="list each class once, in the order of the scores")
     dtype = class_dtype(t)
     if layout == "struct":
         assert fields is not None
