@@ -73,9 +73,9 @@ class Aligned:
     """Optional roles (a weight) not configured although a file has a column of that name:
     role -> the file. Not used; ``compare`` says how to use it."""
     pred_all: pl.LazyFrame | None = None
-    """The predictions before the task keeps one row of a repeated key (``keep``: which one,
-    in file order), for :func:`materialize` (see :attr:`Task.keep_one`)."""
-    keep: str = ""
+    """The predictions before the task keeps one row of a repeated key, when it keeps the first
+    or the last in file order (``dedupe``), for :func:`materialize` (see
+    :attr:`Task.kept_once`)."""
     joined: bool = False
     """Already joined in memory (:func:`materialize`, :func:`materialize_systems`)."""
     pred_raw: pl.LazyFrame | None = None
@@ -307,7 +307,6 @@ def align(task: Task, inputs: Inputs) -> Aligned:
                 hint="name a column of the predictions or the truth file, or use unit: auto")
 
     pred_all: pl.LazyFrame | None = None
-    keep = ""
     ids: list[str] = []
     if truth_lf is not None and join_roles:
         ids = []
@@ -350,10 +349,8 @@ def align(task: Task, inputs: Inputs) -> Aligned:
         left = shaped(project(pred_lf, pick_p, packed), "predictions")
         right = shaped(project(truth_lf, pick_t), "truth")
         keys = [*ids, *join_roles]
-        kept = task.keep_one(project(pred_lf, pick_p, packed), inputs.options) \
-            if task.keep_one is not None else None
-        if kept is not None:
-            pred_all, keep = _same_key_types(kept[0], right, keys)[0], kept[1]
+        if once is not None and once[1] in ("first", "last"):
+            pred_all = _same_key_types(once[0], right, keys)[0]
         left, right = _same_key_types(left, right, keys)
         pred_rows, truth_rows = left, right
         if task.join in ("full", "truth"):
@@ -376,7 +373,7 @@ def align(task: Task, inputs: Inputs) -> Aligned:
         lf=lf, roles=frozenset(columns), schema=schema, columns=columns, ids=ids,
         segments=segments, pred_rows=pred_rows, truth_rows=truth_rows, pred_lf=pred_lf,
         truth_lf=truth_lf, inputs=inputs, role_file=role_file, side=side_inputs,
-        unused=unused, pred_all=pred_all, keep=keep,
+        unused=unused, pred_all=pred_all,
         pred_raw=once[0] if once else None, dedupe=once[1] if once else "",
     )
 
@@ -504,7 +501,7 @@ def materialize_systems(systems: Sequence[Aligned], how: str = "inner") -> list[
             left = left.with_columns(packed)
         ordered = _sorted_by(left, on)
         if a.pred_all is not None and _adjacent_duplicates(ordered, on):
-            ordered = _kept(left, on, a.keep)
+            ordered = _kept(left, on, a.dedupe)
         out[i] = _raw_counted(
             _joined(a, ordered, sorted_right, keys, on, packed is not None, hashed, how), left)
     return out
@@ -514,7 +511,7 @@ def _raw_counted(a: Aligned, read: pl.DataFrame) -> Aligned:
     """``a`` joined in memory from the predictions ``read``: when those are the rows before
     the ``duplicates`` policy kept one of each key (:attr:`Aligned.pred_all`), their count,
     so that the pass need not read them again to count the rows the policy left out."""
-    if not a.joined or a.pred_all is None or a.pred_raw is None:
+    if not a.joined or a.pred_all is None:
         return a
     return replace(a, pred_raw_n=read.height)
 
@@ -526,7 +523,7 @@ def _pred_side(a: Aligned) -> pl.LazyFrame:
 
 def _kept(df: pl.DataFrame, on: list[str], keep: str) -> pl.DataFrame:
     """One row per key of ``df`` (rows in file order): the first or the ``last`` of each key's
-    rows, sorted by ``on`` (only when keys repeat: :attr:`Task.keep_one`).
+    rows, sorted by ``on`` (only when keys repeat: :attr:`Task.kept_once`).
 
     >>> df = pl.DataFrame({"k": [2, 1, 2, 1], "v": ["a", "b", "c", "d"]})
     >>> _kept(df, ["k"], "last").rows(), _kept(df, ["k"], "first").rows()

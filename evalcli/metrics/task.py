@@ -230,19 +230,15 @@ class Task:
     """Applied to each side after its columns are renamed to roles and before the join:
     ``reshape(lf, side, options)`` with side ``"predictions"``, ``"truth"`` or ``"single"``
     (e.g. multilabel's long layout aggregated to one row per id)."""
-    keep_one: Callable[[pl.LazyFrame, Mapping[str, Any]], tuple[pl.LazyFrame, str] | None
-                       ] | None = None
-    """When the reshaped predictions keep one row of a repeated key, the first or the last in
-    file order: ``keep_one(lf, options)`` gives the predictions reshaped without that step and
-    which row (``"first"`` or ``"last"``), else None. The in-memory alignment then keeps it on
-    rows it sorts by key anyway (two equal neighbours), instead of hashing every key; the
-    other paths use ``reshape``'s own."""
     kept_once: Callable[[pl.LazyFrame, Mapping[str, Any]], tuple[pl.LazyFrame, str] | None
                         ] | None = None
     """When the reshaped predictions keep one row of a repeated key under any policy
     (ranking's ``duplicates``: first, last or max_score): ``kept_once(lf, options)`` gives the
     predictions reshaped without that step and the policy's name, else None. The run counts
-    the rows the policy left out and the report says so (nothing is dropped unsaid)."""
+    the rows the policy left out and the report says so (nothing is dropped unsaid). Under
+    ``"first"`` or ``"last"`` (in file order) the in-memory alignment keeps that row itself,
+    on rows it sorts by key anyway (two equal neighbours), instead of hashing every key; the
+    other paths use ``reshape``'s own."""
     pack: Callable[[Mapping[str, Any], Sequence[str]], Mapping[str, Sequence[str]]] | None = None
     """Roles built from several columns of the predictions file: ``pack(options, names)``
     returns role -> columns, and the role's column is a struct of them, fields named by column

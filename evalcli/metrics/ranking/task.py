@@ -168,13 +168,6 @@ def _kept_once(lf: pl.LazyFrame, options: Mapping[str, Any]) -> tuple[pl.LazyFra
     return _reshape(lf, "predictions", {**options, "duplicates": "error"}), policy
 
 
-def _keep_one(lf: pl.LazyFrame, options: Mapping[str, Any]) -> tuple[pl.LazyFrame, str] | None:
-    """The predictions reshaped without the ``duplicates`` step, when it keeps the first or the
-    last row in file order (see :attr:`Task.keep_one`)."""
-    kept = _kept_once(lf, options)
-    return kept if kept is not None and kept[1] in ("first", "last") else None
-
-
 def _reshape(lf: pl.LazyFrame, side: str, options: Mapping[str, Any]) -> pl.LazyFrame:
     """List columns exploded to one row per (query, item); input order recorded; a repeated
     item of the predictions kept once under the ``duplicates`` policy."""
@@ -273,7 +266,6 @@ TASK = Task(
     normalize=_normalize,
     join="full",
     reshape=_reshape,
-    keep_one=_keep_one,
     kept_once=_kept_once,
     per_query=True,
     extras=query_stats,
