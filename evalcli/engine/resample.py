@@ -584,7 +584,6 @@ def intervals_for(plan: Plan, results: Sequence[MetricResult],
                   gr: Groups, binned: bool, resampled: Sequence[bool]) -> None:
     """Set ``ci`` (and the extra levels' intervals) of each result: its closed form, else
     from its replicates (``rep``: weightings x metrics)."""
-
     rs = plan.resampling
     assert rs is not None
     r = gr.replicates
@@ -603,7 +602,7 @@ def intervals_for(plan: Plan, results: Sequence[MetricResult],
                 shift = m.value - rep[r, j]
                 reps = reps + shift
             for level in levels:
-                ci = _interval_at(rs, m, reps, rep, r, j, level)
+                ci = _interval_at(rs, m.value, reps, rep[r + 1:, j], level)
                 if abs(shift) > 1e-12 * max(1.0, abs(m.value or 0.0)) and ci.reason is None:
                     ci = dataclasses.replace(ci, note=_and(
                         ci.note, "replicates on binned scores, shifted by the binning "
@@ -616,22 +615,23 @@ def intervals_for(plan: Plan, results: Sequence[MetricResult],
         m.intervals = {lv: ci for lv, ci in found.items() if lv != rs.level}
 
 
-def _interval_at(rs: Resampling, m: MetricResult, reps: np.ndarray, rep: np.ndarray, r: int, j: int,
+def _interval_at(rs: Resampling, value: float | None, reps: np.ndarray, jack: np.ndarray,
                  level: float) -> CI:
-    """Metric ``m``'s interval at ``level`` from its replicates ``reps`` (``rep[r + 1:, j]``:
-    its leave-one-out values, for BCa). Replicates beyond the floats (sums of values near
-    ±1e308) are inf or NaN: they count as undefined, without NumPy's warnings on stderr."""
+    """The interval at ``level`` of a metric of point ``value`` from its replicates ``reps``
+    (``jack``: its leave-one-out values, for BCa). Replicates beyond the floats (sums of
+    values near ±1e308) are inf or NaN: they count as undefined, without NumPy's warnings on
+    stderr."""
     import numpy as np
 
     from evalcli.uncertainty import intervals as iv
 
-    if m.value is None:
+    if value is None:
         return CI(None, None, level, _name(rs.method), reason="the value is undefined")
     with np.errstate(over="ignore", invalid="ignore"):
         if rs.method == "bca":
-            return to_ci(iv.bca_interval(reps, m.value, rep[r + 1:, j], level,
+            return to_ci(iv.bca_interval(reps, value, jack, level,
                                          max_undefined=MAX_UNDEFINED))
-        return to_ci(iv.percentile_interval(reps, m.value, level, max_undefined=MAX_UNDEFINED,
+        return to_ci(iv.percentile_interval(reps, value, level, max_undefined=MAX_UNDEFINED,
                                             method="percentile"))
 
 
