@@ -733,3 +733,92 @@ def test_messages_name_the_real_mistake(cli: Cli, tmp_path: Path) -> None:
     cfg = write(tmp_path, "m.yaml", "task: multiclass\npredictions: m.parquet\n"
                 "options: {classes: [0, 1, 1]}\nmetrics: [log_loss]\n")
     assert_user_error(cli("run", cfg), r"options\.classes names 1 twice")
+
+
+# ------------------------------------------------------------------ misleading messages (battery)
+
+@pytest.mark.parametrize("text,line", [
+    ('id,label,score\n1,0,"0.1\n2,1,0.9\n', 2),  # the first row: Polars counts no row at all
+    ('id,label,score\n1,0,0.1\n2,1,0.9\n3,1,"0.8\n4,0,0.2\n', 4),  # a later row
+])
+@pytest.mark.parametrize("gz", [False, True])
+def test_an_unclosed_quote_names_its_line(cli: Cli, tmp_path: Path, text: str, line: int,
+                                          gz: bool) -> None:
+    """A quote that never closes swallowed the rest of the file: it was "no data rows (a
+    header only)" when it opened in the first row, and Polars' multi-line parse error later."""
+    name = "q.csv.gz" if gz else "q.csv"
+    f = write(tmp_path, name, gzip.compress(text.encode()) if gz else text)
+    flat = assert_user_error(cli("compare", f, "--task", "binary"), re.escape(name),
+                             rf"line {line} opens a quote", r"never closed")
+    assert "header only" not in flat
+
+
+def test_a_ranking_file_whose_lists_are_all_empty(cli: Cli, tmp_path: Path) -> None:
+    write(tmp_path, "p.jsonl", _jsonl([{"query": "q1", "item": []},
+                                           {"query": "q2", "item": []}]))
+    write(tmp_path, "t.jsonl", _jsonl([{"query": "q1", "item": "a", "relevance": 1}]))
+    cfg = write(tmp_path, "c.yaml", "task: ranking\npredictions: p.jsonl\ntruth: t.jsonl\n"
+                "metrics: [ndcg@5]\n")
+    flat = assert_user_error(cli("run", cfg), r"p\.jsonl: every list in column 'item' is "
+                             r"empty \(or null\), on all 2 row\(s\)")
+    assert "header only" not in flat
+
+
+@pytest.mark.parametrize("text", ["", "\n  \n"])
+def test_an_empty_jsonl_file(cli: Cli, tmp_path: Path, text: str) -> None:
+    p = write(tmp_path, "p.jsonl", text)
+    t = write(tmp_path, "t.csv", TRUTH)
+    flat = assert_user_error(cli("compare", p, t), r"p\.jsonl is empty \(no records\)")
+    assert "NDJSON" not in flat
+
+
+@pytest.mark.parametrize("row", ["2,1,0.9,extra", "2,1,0,9"])
+def test_a_row_with_more_fields_than_the_header(cli: Cli, tmp_path: Path, row: str) -> None:
+    """Polars drops a field beyond the header without a word when it reads some of the
+    columns (a one-file run needs no id): a decimal comma gave the score 0 instead of 0.9."""
+    f = write(tmp_path, "r.csv", f"id,label,score\n1,0,0.1\n{row}\n3,1,0.8\n")
+    assert_user_error(cli("compare", f, "--task", "binary"), r"r\.csv: line 3 holds 4 fields "
+                      r"where the header names 3", re.escape(repr(row)), r"decimal comma")
+    # a trailing separator on every line (spreadsheets) is an unnamed column, not an error
+    ok = write(tmp_path, "ok.csv", "id,label,score,\n1,0,0.1,\n2,1,0.9,\n")
+    r = cli("compare", ok, "--task", "binary", "-f", "json")
+    assert r.exit_code == 0, r.stderr
+
+
+def test_a_text_weight_column(cli: Cli, tmp_path: Path) -> None:
+    pl.DataFrame({"id": [1, 2, 3, 4], "score": [0.9, 0.2, 0.6, 0.4], "label": [1, 0, 1, 0],
+                  "w": ["1", "2", "1", "x"]}).write_parquet(tmp_path / "p.parquet")
+    cfg = write(tmp_path, "c.yaml", "task: binary\npredictions: p.parquet\n"
+                "columns: {weight: w}\nmetrics: [accuracy, log_loss]\n")
+    flat = assert_user_error(cli("run", cfg), r"p\.parquet: column 'w' \(the weight\) holds "
+                             r"String values, first at row 1: '1'; a weight is a number")
+    assert "arithmetic" not in flat
+
+
+def test_a_jsonl_value_of_another_type_names_its_line(cli: Cli, tmp_path: Path) -> None:
+    p = write(tmp_path, "p.jsonl", _jsonl([{"id": 1, "label": 0, "score": 1},
+                                           {"id": 2, "label": 1, "score": 0.9},
+                                           {"id": 3, "label": 1, "score": True}]))
+    assert_user_error(cli("compare", p, "--task", "binary"), r"p\.jsonl: line 3: the key "
+                      r"'score' holds true \(a boolean\), but on line 1 it holds 1 \(a number\)")
+
+
+def test_fixed_size_ranking_lists_read_as_lists(cli: Cli, tmp_path: Path) -> None:
+    """An Array column (Parquet written from NumPy) was not taken for a list of items."""
+    items, scores = [["a", "b", "c"], ["d", "e", "f"]], [[0.9, 0.5, 0.1], [0.3, 0.8, 0.2]]
+    for name, dtype_i, dtype_s in (("list", pl.List(pl.String), pl.List(pl.Float64)),
+                                   ("array", pl.Array(pl.String, 3), pl.Array(pl.Float64, 3))):
+        pl.DataFrame({"query": ["q1", "q2"], "item": pl.Series(items, dtype=dtype_i),
+                      "score": pl.Series(scores, dtype=dtype_s)}
+                     ).write_parquet(tmp_path / f"{name}.parquet")
+    write(tmp_path, "t.jsonl", _jsonl([{"query": "q1", "item": "b", "relevance": 1},
+                                       {"query": "q2", "item": "d", "relevance": 2}]))
+    reports = []
+    for name in ("list", "array"):
+        cfg = write(tmp_path, f"{name}.yaml", f"task: ranking\npredictions: {name}.parquet\n"
+                    "truth: t.jsonl\nmetrics: [ndcg@2, mrr, precision@1]\n")
+        r = cli("run", cfg, "-f", "json")
+        assert r.exit_code == 0, r.stderr
+        reports.append([(m["id"], m["value"]) for m in json.loads(r.stdout)["metrics"]])
+    assert reports[0] == reports[1]
+    assert dict(reports[0])["mrr"] == pytest.approx((1 / 2 + 1 / 2) / 2)

@@ -154,7 +154,10 @@ def _check_shape(task: Task, role: str, file: str, col: str, lf: pl.LazyFrame,
             f"{file}: column '{clip(col, NAME_CHARS)}' (the {role}) holds objects without "
             "fields ({} on every row)",
             hint=f"give the {role} one field per class (or label), or a list")
-    if not spec.refuses(dtype):
+    # a weight of text would reach the sums as Polars' "arithmetic on str and f64" message
+    not_number = role == "weight" and not spec.refuses(dtype) and not (
+        dtype.is_numeric() or dtype in (pl.Boolean, pl.Null))
+    if not spec.refuses(dtype) and not not_number:
         return
     where = ""
     try:
@@ -166,6 +169,12 @@ def _check_shape(task: Task, role: str, file: str, col: str, lf: pl.LazyFrame,
             where = f", first at row {first.item(0, '__row')}: {clip(repr(value), 80)}"
     except pl.exceptions.PolarsError:
         pass
+    if not_number:
+        raise InputDataError(
+            f"{file}: column '{clip(col, NAME_CHARS)}' (the weight) holds "
+            f"{clip(str(dtype), 80)} values{where}; a weight is a number (>= 0)",
+            hint="name a column of numbers for the weight under 'columns:' in the config, or "
+            "write numbers in this one (a CSV column with any text in it reads as text)")
     raise InputDataError(
         f"{file}: column '{clip(col, NAME_CHARS)}' (the {role}) holds {shape_words(dtype)} "
         f"({clip(str(dtype), 80)}){where}; a {task.name} {role} is {spec.wants()}",

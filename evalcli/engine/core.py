@@ -739,8 +739,9 @@ def _no_rows_in_a_file(a: Aligned, pred_n: int, truth_n: int) -> None:
     """A file with a header and no rows is bad input, not a report of undefined metrics."""
     for n, src in ((pred_n, a.inputs.predictions), (truth_n, a.inputs.truth)):
         if n == 0 and src is not None:
-            raise InputDataError(f"{src.path} has no data rows (a header only)",
-                                 hint="check that the file was written completely")
+            from evalcli.io.readers import explain_no_rows
+
+            raise explain_no_rows(src)
 
 
 def _nothing_left(a: Aligned, matched: int, only_p: int, only_t: int) -> InputDataError:

@@ -37,6 +37,7 @@ import csv
 import errno
 import glob as globlib
 import gzip
+import io
 import itertools
 import json
 import os
@@ -718,6 +719,33 @@ def _check_csv_head(source: Source, head: Head, sep: str) -> None:
             f"{source.path} has no data rows, only a header ({clip(line)})",
             hint="check that the file was written completely",
         )
+    _check_fields(source, head, sep, len(names))
+
+
+def _check_fields(source: Source, head: Head, sep: str, width: int) -> None:
+    """No row of the head holds more fields than the header names. Polars skips such a field
+    without a word when it reads only some of the columns, and the usual cause shifts values
+    into the wrong columns: a value holding the separator unquoted (``1,0,0,9`` for a score of
+    0,9). Rows with fewer fields read nulls in the missing columns, which the checks of the
+    rows report. Only the head is read (the whole file is not, to keep a run fast)."""
+    text = head.data.decode("utf-8", "replace").removeprefix("\ufeff")
+    if not head.complete:
+        text = text[:text.rfind("\n") + 1]  # whole lines only
+    rows = csv.reader(io.StringIO(text, newline=""), delimiter=sep, quotechar='"')
+    try:
+        next(rows, None)  # the header
+        for row in rows:
+            if len(row) > width and any(v.strip() for v in row[width:]):
+                line = rows.line_num
+                shown = text.splitlines()[line - 1] if line <= text.count("\n") + 1 else ""
+                raise InputDataError(
+                    f"{source.path}: line {line} holds {len(row)} fields where the header names "
+                    f"{width} ({clip(shown)!r}); a value holding the separator {sep!r} unquoted "
+                    "(a decimal comma?) would shift the values after it into other columns",
+                    hint="quote such values, write them with a '.', or name the file's "
+                    f"separator: {{path: {Path(source.path).name}, separator: ...}}")
+    except csv.Error:  # a line Python's csv refuses: Polars reads it its own way
+        return
 
 
 def _and(items: Sequence[int]) -> str:
@@ -768,6 +796,9 @@ def _check_jsonl_head(source: Source, head: Head) -> None:
     line and a single value (or the other) on another: Polars reads every value of such a key
     as its JSON text (``[1, 2]`` becomes one label). Other syntax errors are left to Polars,
     whose failure :func:`explain_read_error` locates."""
+    if head.complete and not head.data.strip():
+        raise InputDataError(f"{source.path} is empty (no records)",
+                             hint="check that the file was written completely")
     lines = head.data.split(b"\n")
     if not head.complete:
         lines = lines[:-1]  # cut by the head's size
@@ -1023,6 +1054,7 @@ def _first(exc: BaseException) -> str:
 # --------------------------------------------------------------------------- read errors
 
 _JSON_SYNTAX = re.compile(r"syntax|character \d+|EOF|parse|json|expected", re.I)
+_JSON_TYPE = re.compile(r"cannot parse '(.*?)' \(\w+\) as ")
 _PARSE = re.compile(r"could not parse `(.*?)` as dtype `(.*?)` at column '(.*?)'", re.S)
 
 
@@ -1066,14 +1098,90 @@ def _explain_one(source: Source, fmt: str, file: str, text: str) -> InputDataErr
             return None
         return _locate_invalid_utf8(source, file, compression)
     m = _PARSE.search(text)
+    if m and fmt in ("csv", "tsv") and m.group(1).startswith('"') and "\n" in m.group(1):
+        return _locate_open_quote(source, file, compression, m.group(1))
     if m and fmt in ("csv", "tsv"):
         return _locate_value(source, fmt, file, *m.groups())
+    typed = _JSON_TYPE.search(text)
+    if fmt == "jsonl" and encoding == "utf-8" and typed:
+        found = _locate_json_value(source, file, compression, typed.group(1))
+        if found is not None:
+            return found
     if fmt == "jsonl" and encoding == "utf-8" and _JSON_SYNTAX.search(text):
         return _locate_bad_json(source, file, compression)
     if fmt == "trec":
         from evalcli.io.trec import locate_bad_line
 
         return locate_bad_line(source, file)
+    return None
+
+
+def explain_no_rows(source: Source) -> InputDataError:
+    """Why ``source`` gave the run no rows, read again (call it only then): a header without
+    rows; a CSV whose first row opens a quote that is never closed (Polars counts no row, the
+    rest of the file being one unfinished value); a file that does not read at all; or rows
+    whose every list is empty (a ranking's item lists), which leave nothing to evaluate."""
+    plain = InputDataError(f"{source.path} has no data rows (a header only)",
+                           hint="check that the file was written completely")
+    if source.frame is not None or "://" in source.path:
+        return plain
+    try:
+        fmt = source.format or detect_format(source.path)[0]
+        file = _first_file(source.path)
+        if file is not None and fmt in ("csv", "tsv") and _encoding(source) == "utf-8":
+            quote = _open_quote(source, file)
+            if quote is not None:
+                return quote
+        rows = scan(source).collect()
+    except InputDataError as exc:
+        return exc
+    except pl.exceptions.PolarsError as exc:
+        return explain_read_error([source], exc) or InputDataError(
+            f"cannot read {source.path}: {clip(_first(exc))}",
+            hint="check the file's format, or set format/separator in the config")
+    lists = [name for name, dtype in rows.schema.items()
+             if isinstance(dtype, pl.List) and not (rows[name].list.len().fill_null(0) > 0).any()]
+    if rows.height and lists:
+        said = ", ".join(f"'{clip(n, 60)}'" for n in lists[:3])
+        return InputDataError(
+            f"{source.path}: every list in column {said} is empty (or null), on all "
+            f"{rows.height:,} row(s): no element is left to evaluate",
+            hint="check that the file was written completely; a list names its elements, "
+            'e.g. {"query": "q1", "item": ["d1", "d2"]}')
+    return plain
+
+
+def _open_quote(source: Source, file: str) -> InputDataError | None:
+    """The first data line of a CSV file, when it opens a quote that no later line closes."""
+    head = read_head(file, content_compression(file))
+    lines = head.data.decode("utf-8", "replace").removeprefix("\ufeff").split("\n")
+    skip = 1 if source.has_header else 0
+    for i, line in enumerate(lines[skip:], skip + 1):
+        if line.strip():
+            return _quote_left_open(source, i, line) if line.count('"') % 2 else None
+    return None
+
+
+def _quote_left_open(source: Source, line: int, text: str) -> InputDataError:
+    return InputDataError(
+        f"{source.path}: line {line} opens a quote (\") that is never closed, so the rest of "
+        f"the file reads as one unfinished value: {clip(text.rstrip(chr(13)))!r}",
+        hint='close the quote; a quote inside a quoted value is written twice ("")')
+
+
+def _locate_open_quote(source: Source, file: str, compression: str | None, value: str
+                       ) -> InputDataError | None:
+    """The line of a CSV file where the unfinished value ``value`` (a quote opened and not
+    closed before the end of the file, as Polars quotes it) begins."""
+    if compression == "zstd":
+        return None
+    start = value.split("\n", 1)[0]
+    opener: Any = gzip.open if compression == "gzip" else open
+    with opener(file, "rb") as fh:
+        for i, raw in enumerate(fh, 1):
+            text = raw.decode("utf-8", "replace").rstrip("\r\n")
+            if text.endswith(start) and text.count('"') % 2:
+                return _quote_left_open(source, i, text)
     return None
 
 
@@ -1133,6 +1241,45 @@ def _locate_value(source: Source, fmt: str, file: str, value: str, dtype: str, c
         hint=f"fix the value; if it means 'missing', list it under null_values in the config's "
         f"input mapping (null_values: [{json.dumps(clip(value, 40))}])",
     )
+
+
+def _json_type(value: Any) -> str:
+    return ("a boolean" if isinstance(value, bool) else "a number"
+            if isinstance(value, int | float) else "text" if isinstance(value, str)
+            else "null" if value is None else _kind(value) or "a value")
+
+
+def _locate_json_value(source: Source, file: str, compression: str | None, token: str
+                       ) -> InputDataError | None:
+    """The first line of a JSONL file where a key holds ``token`` (a value Polars could not
+    read as its column's type, as its message quotes it), beside the first line where the
+    same key holds a value of another JSON type."""
+    if compression == "zstd":
+        return None
+    opener: Any = gzip.open if compression == "gzip" else open
+    first: dict[str, tuple[int, Any]] = {}
+    with opener(file, "rb") as fh:
+        for i, raw in enumerate(fh, 1):
+            try:
+                record = json.loads(raw, parse_constant=_no_constant)
+            except ValueError:
+                return None
+            if not isinstance(record, dict):
+                return None
+            for key, value in record.items():
+                if value is None:
+                    continue
+                j, before = first.setdefault(key, (i, value))
+                if _json_type(before) != _json_type(value) and \
+                        token in (json.dumps(value), str(value)):
+                    k = clip(key, 60)
+                    return InputDataError(
+                        f"{source.path}: line {i}: the key '{k}' holds {clip(json.dumps(value))}"
+                        f" ({_json_type(value)}), but on line {j} it holds "
+                        f"{clip(json.dumps(before), 60)} ({_json_type(before)}); a column holds "
+                        "one type of value",
+                        hint=f"write every value of '{k}' as {_json_type(before)}")
+    return None
 
 
 def _locate_bad_json(source: Source, file: str, compression: str | None

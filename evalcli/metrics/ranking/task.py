@@ -172,6 +172,12 @@ def _reshape(lf: pl.LazyFrame, side: str, options: Mapping[str, Any]) -> pl.Lazy
     """List columns exploded to one row per (query, item); input order recorded; a repeated
     item of the predictions kept once under the ``duplicates`` policy."""
     schema = lf.collect_schema()
+    # fixed-size lists (Parquet written from NumPy arrays) read as lists
+    arrays = {c: t for c, t in schema.items() if c in (IT, "score", "rank", "relevance")
+              and isinstance(t, pl.Array)}
+    if arrays:
+        lf = lf.with_columns(pl.col(c).cast(pl.List(t.inner)) for c, t in arrays.items())
+        schema = lf.collect_schema()
     names = schema.names()
     if IT in schema and isinstance(schema[IT], pl.List):
         lists = [c for c in ("score", "rank", "relevance") if c in schema
