@@ -783,6 +783,20 @@ def test_a_row_with_more_fields_than_the_header(cli: Cli, tmp_path: Path, row: s
     ok = write(tmp_path, "ok.csv", "id,label,score,\n1,0,0.1,\n2,1,0.9,\n")
     r = cli("compare", ok, "--task", "binary", "-f", "json")
     assert r.exit_code == 0, r.stderr
+    # ... but not on the rows alone (Polars refuses those when it reads every column)
+    bad = write(tmp_path, "t.csv", "id,label\n1,1,\n2,0,\n")
+    assert_user_error(cli("compare", ok, bad), r"t\.csv: line 2 holds 3 fields where the "
+                      r"header names 2 \('1,1,'\)")
+
+
+def test_a_wide_row_beyond_the_head_is_located(cli: Cli, tmp_path: Path) -> None:
+    """Beyond the 64 KiB the head check reads, Polars' "found more fields than defined in
+    'Schema'" (a run reading every column) names the line."""
+    rows = [f"{i},0.{i % 9}" for i in range(20_000)]
+    p = write(tmp_path, "p.csv", "id,score\n" + "\n".join([*rows, "20000,0,5"]) + "\n")
+    t = write(tmp_path, "t.csv", "id,label\n" + "".join(f"{i},{i % 2}\n" for i in range(20_001)))
+    assert_user_error(cli("compare", p, t), r"p\.csv: line 20002 holds 3 fields where the "
+                      r"header names 2 \('20000,0,5'\)")
 
 
 def test_a_text_weight_column(cli: Cli, tmp_path: Path) -> None:

@@ -731,21 +731,44 @@ def _check_fields(source: Source, head: Head, sep: str, width: int) -> None:
     text = head.data.decode("utf-8", "replace").removeprefix("\ufeff")
     if not head.complete:
         text = text[:text.rfind("\n") + 1]  # whole lines only
-    rows = csv.reader(io.StringIO(text, newline=""), delimiter=sep, quotechar='"')
+    found = _wide_row(source, io.StringIO(text, newline=""), sep, width)
+    if found is not None:
+        raise found
+
+
+def _wide_row(source: Source, lines: Iterable[str], sep: str, width: int | None
+              ) -> InputDataError | None:
+    """The first row of ``lines`` (the header first) with more fields than the header
+    (``width``: the header's count, or ``None`` to count it here)."""
+    rows = csv.reader(lines, delimiter=sep, quotechar='"')
     try:
-        next(rows, None)  # the header
+        header = next(rows, None)
+        if header is None:
+            return None
+        width = len(header) if width is None else width
         for row in rows:
-            if len(row) > width and any(v.strip() for v in row[width:]):
-                line = rows.line_num
-                shown = text.splitlines()[line - 1] if line <= text.count("\n") + 1 else ""
-                raise InputDataError(
-                    f"{source.path}: line {line} holds {len(row)} fields where the header names "
-                    f"{width} ({clip(shown)!r}); a value holding the separator {sep!r} unquoted "
-                    "(a decimal comma?) would shift the values after it into other columns",
-                    hint="quote such values, write them with a '.', or name the file's "
-                    f"separator: {{path: {Path(source.path).name}, separator: ...}}")
+            if len(row) > width:
+                return InputDataError(
+                    f"{source.path}: line {rows.line_num} holds {len(row)} fields where the "
+                    f"header names {width} ({clip(sep.join(row))!r}); a value holding the "
+                    f"separator {sep!r} unquoted (a decimal comma?) would shift the values after "
+                    "it into other columns",
+                    hint="quote such values or write them with a '.'; a separator ending every "
+                    "line belongs on the header's line too")
     except csv.Error:  # a line Python's csv refuses: Polars reads it its own way
-        return
+        return None
+    return None
+
+
+def _locate_wide_row(source: Source, fmt: str, file: str, compression: str | None
+                     ) -> InputDataError | None:
+    """The row behind Polars' "found more fields than defined" (a row wider than the header
+    beyond the head that :func:`_check_fields` reads)."""
+    if compression == "zstd" or not source.has_header:
+        return None
+    opener: Any = gzip.open if compression == "gzip" else open
+    with opener(file, "rt", encoding="utf-8", errors="replace", newline="") as fh:
+        return _wide_row(source, fh, _separator(source, fmt), None)
 
 
 def _and(items: Sequence[int]) -> str:
@@ -1097,6 +1120,8 @@ def _explain_one(source: Source, fmt: str, file: str, text: str) -> InputDataErr
         if encoding != "utf-8":
             return None
         return _locate_invalid_utf8(source, file, compression)
+    if "more fields than defined" in text and fmt in ("csv", "tsv"):
+        return _locate_wide_row(source, fmt, file, compression)
     m = _PARSE.search(text)
     if m and fmt in ("csv", "tsv") and m.group(1).startswith('"') and "\n" in m.group(1):
         return _locate_open_quote(source, file, compression, m.group(1))
