@@ -78,6 +78,14 @@ class InputSpec(Strict):
         None, description="text encoding of a CSV/TSV/JSONL file (default utf-8): a Python "
         "codec such as latin-1, cp1252, utf-16, or utf8-lossy (bad bytes read as U+FFFD)")
 
+    @field_validator("separator")
+    @classmethod
+    def _one_byte(cls, v: str | None) -> str | None:
+        if v is not None and len(v.encode("utf-8")) != 1:
+            raise ValueError("the separator must be one ASCII character, such as ',', ';', "
+                             "'|' or a tab")
+        return v
+
 
 class Columns(Strict):
     """Names of the columns in the files, by role. Each role is a key here; a role's column

@@ -17,6 +17,7 @@ import polars as pl
 
 from evalcli.errors import ConfigError, InputDataError, clip
 from evalcli.io import Source, scan
+from evalcli.io.readers import as_floats
 from evalcli.metrics.task import Role, Task, shape_of, shape_words
 
 SEG = "seg:"
@@ -143,6 +144,17 @@ def _missing(file: str, role: str, col: str, names: Sequence[str]) -> InputDataE
     )
 
 
+def _holds_text(lf: pl.LazyFrame, col: str, dtype: pl.DataType) -> bool:
+    """Whether a column that is not numeric holds a value (a CSV column read as text because
+    every field is empty holds none: its rows are the nulls the checks report)."""
+    if not (dtype == pl.String or isinstance(dtype, pl.Categorical | pl.Enum)):
+        return True
+    try:
+        return bool(lf.select(pl.col(col).drop_nulls().head(1).len()).collect().item())
+    except pl.exceptions.PolarsError:
+        return True
+
+
 def _check_shape(task: Task, role: str, file: str, col: str, lf: pl.LazyFrame,
                  dtype: pl.DataType) -> None:
     """The column's values are of a shape the task reads in this role (one value per row,
@@ -156,13 +168,16 @@ def _check_shape(task: Task, role: str, file: str, col: str, lf: pl.LazyFrame,
             hint=f"give the {role} one field per class (or label), or a list")
     # a weight of text would reach the sums as Polars' "arithmetic on str and f64" message
     not_number = role == "weight" and not spec.refuses(dtype) and not (
-        dtype.is_numeric() or dtype in (pl.Boolean, pl.Null))
+        dtype.is_numeric() or dtype in (pl.Boolean, pl.Null)) and _holds_text(lf, col, dtype)
     if not spec.refuses(dtype) and not not_number:
         return
     where = ""
     try:
+        # (a weight's first value that is not a number: '1' in a text column is one)
+        bad = pl.col(col).is_not_null() & (pl.col(col).cast(pl.Float64, strict=False).is_null()
+                                          if not_number else True)
         first = lf.select(pl.col(col)).with_row_index("__row", offset=1) \
-            .filter(pl.col(col).is_not_null()).head(1).collect()
+            .filter(bad).head(1).collect()
         if first.height:
             value = first.item(0, col)
             value = value.to_list() if isinstance(value, pl.Series) else value
@@ -262,6 +277,25 @@ def align(task: Task, inputs: Inputs) -> Aligned:
         pick_p.pop(role, None)
         columns[role] = ", ".join(cols)
         role_file[role] = str(pfile)
+
+    # a number column of a text file whose first rows hold integers is read as floats: Polars
+    # infers its type from the first 10,000 rows and would refuse a 0.5 after them
+    numbers = {r.name for r in task.roles if r.numeric} | {"weight"}
+    for which, picked, types in (("predictions", pick_p, pschema), ("truth", pick_t, tschema)):
+        src = inputs.predictions if which == "predictions" else inputs.truth
+        cols = tuple(sorted({c for r, c in picked.items()
+                             if r in numbers and c in types and types[c].is_integer()}))
+        wider = as_floats(src, cols) if src is not None and cols else None
+        if wider is None:
+            continue
+        if which == "predictions":
+            inputs = replace(inputs, predictions=wider)
+            pred_lf = scan(wider)
+            pschema = pred_lf.collect_schema()
+        else:
+            inputs = replace(inputs, truth=wider)
+            truth_lf = scan(wider)
+            tschema = truth_lf.collect_schema()
 
     for group in task.requires_any:
         if not group & set(columns):

@@ -684,9 +684,16 @@ def verdict(plan: Plan, a: Aligned, parts: Sequence[Part]) -> AlignmentInfo:
     for role in needed:
         n = c.get(f"null:{role}")
         if n and a.inputs.nulls == "error":
+            from evalcli.io.readers import blank_line
+
+            blank = next((f"; line {line} of {src.path} is blank, and a blank line reads as "
+                          "a row of nulls" for src in (a.inputs.predictions, a.inputs.truth)
+                          if src is not None and src.path in a.role_file.get(role, '')
+                          and (line := blank_line(src)) is not None), "")
             raise InputDataError(
                 f"{a.role_file.get(role, '')}: {n} row(s) with a null or NaN "
-                f"{role} (column '{a.columns[role]}'), {_where(a, parts, f'null:{role}', role)}",
+                f"{role} (column '{a.columns[role]}'), {_where(a, parts, f'null:{role}', role)}"
+                f"{blank}",
                 hint="fill or remove them, or set 'alignment: {nulls: drop}' to skip such "
                 "rows (the count is reported)",
             )

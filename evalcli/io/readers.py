@@ -97,6 +97,24 @@ class Source:
     ``utf8-lossy`` (invalid bytes read as U+FFFD)."""
     relative_to: str = "the config's folder"
     """Where a relative path starts, for messages (``compare``: the working directory)."""
+    floats: tuple[str, ...] = ()
+    """Columns of a CSV, TSV or JSONL file read as Float64 whatever their first rows hold
+    (:func:`as_floats`)."""
+
+
+def as_floats(source: Source, columns: Sequence[str]) -> Source | None:
+    """``source`` reading ``columns`` as Float64, when it is a text file (CSV, TSV, JSONL),
+    else ``None``. Polars infers a column's type from the first 10,000 rows of such a file,
+    so a column of numbers whose first rows hold integers would refuse a 0.5 further on."""
+    if source.frame is not None or not columns:
+        return None
+    try:
+        fmt = source.format or detect_format(source.path)[0]
+    except InputDataError:
+        return None
+    if fmt not in ("csv", "tsv", "jsonl"):
+        return None
+    return replace(source, floats=tuple(sorted({*source.floats, *columns})))
 
 
 def detect_format(path: str) -> tuple[str, str | None]:
@@ -719,10 +737,10 @@ def _check_csv_head(source: Source, head: Head, sep: str) -> None:
             f"{source.path} has no data rows, only a header ({clip(line)})",
             hint="check that the file was written completely",
         )
-    _check_fields(source, head, sep, len(names))
+    _check_fields(source, head, sep)
 
 
-def _check_fields(source: Source, head: Head, sep: str, width: int) -> None:
+def _check_fields(source: Source, head: Head, sep: str) -> None:
     """No row of the head holds more fields than the header names. Polars skips such a field
     without a word when it reads only some of the columns, and the usual cause shifts values
     into the wrong columns: a value holding the separator unquoted (``1,0,0,9`` for a score of
@@ -731,21 +749,19 @@ def _check_fields(source: Source, head: Head, sep: str, width: int) -> None:
     text = head.data.decode("utf-8", "replace").removeprefix("\ufeff")
     if not head.complete:
         text = text[:text.rfind("\n") + 1]  # whole lines only
-    found = _wide_row(source, io.StringIO(text, newline=""), sep, width)
+    found = _wide_row(source, io.StringIO(text, newline=""), sep)
     if found is not None:
         raise found
 
 
-def _wide_row(source: Source, lines: Iterable[str], sep: str, width: int | None
-              ) -> InputDataError | None:
-    """The first row of ``lines`` (the header first) with more fields than the header
-    (``width``: the header's count, or ``None`` to count it here)."""
+def _wide_row(source: Source, lines: Iterable[str], sep: str) -> InputDataError | None:
+    """The first row of ``lines`` (the header first) with more fields than the header."""
     rows = csv.reader(lines, delimiter=sep, quotechar='"')
     try:
         header = next(rows, None)
         if header is None:
             return None
-        width = len(header) if width is None else width
+        width = len(header)
         for row in rows:
             if len(row) > width:
                 return InputDataError(
@@ -768,7 +784,7 @@ def _locate_wide_row(source: Source, fmt: str, file: str, compression: str | Non
         return None
     opener: Any = gzip.open if compression == "gzip" else open
     with opener(file, "rt", encoding="utf-8", errors="replace", newline="") as fh:
-        return _wide_row(source, fh, _separator(source, fmt), None)
+        return _wide_row(source, fh, _separator(source, fmt))
 
 
 def _and(items: Sequence[int]) -> str:
@@ -822,6 +838,10 @@ def _check_jsonl_head(source: Source, head: Head) -> None:
     if head.complete and not head.data.strip():
         raise InputDataError(f"{source.path} is empty (no records)",
                              hint="check that the file was written completely")
+    if head.data.startswith(codecs.BOM_UTF8):
+        raise InputDataError(f"{source.path} begins with a byte-order mark (BOM: the bytes EF BB "
+                             "BF), which a JSONL reader does not take",
+                             hint="save the file as UTF-8 without a BOM")
     lines = head.data.split(b"\n")
     if not head.complete:
         lines = lines[:-1]  # cut by the head's size
@@ -1032,6 +1052,7 @@ def _scan(source: Source) -> pl.LazyFrame:
                 read.path, separator=_separator(source, fmt), has_header=source.has_header,
                 null_values=list(source.null_values) if source.null_values else None,
                 infer_schema_length=10_000, encoding="utf8-lossy" if lossy else "utf8",
+                schema_overrides=dict.fromkeys(source.floats, pl.Float64) or None,
             )
         elif fmt == "parquet":
             path = read.path
@@ -1040,7 +1061,8 @@ def _scan(source: Source) -> pl.LazyFrame:
             else:
                 lf = pl.scan_parquet(path, hive_partitioning=None)
         elif fmt == "jsonl":
-            lf = pl.scan_ndjson(read.path, infer_schema_length=10_000)
+            lf = pl.scan_ndjson(read.path, infer_schema_length=10_000,
+                                schema_overrides=dict.fromkeys(source.floats, pl.Float64) or None)
         elif fmt in EXTRA_READERS:
             lf = EXTRA_READERS[fmt](read)
         else:
@@ -1123,7 +1145,7 @@ def _explain_one(source: Source, fmt: str, file: str, text: str) -> InputDataErr
     if "more fields than defined" in text and fmt in ("csv", "tsv"):
         return _locate_wide_row(source, fmt, file, compression)
     m = _PARSE.search(text)
-    if m and fmt in ("csv", "tsv") and m.group(1).startswith('"') and "\n" in m.group(1):
+    if m and fmt in ("csv", "tsv") and _unfinished(m.group(1)):
         return _locate_open_quote(source, file, compression, m.group(1))
     if m and fmt in ("csv", "tsv"):
         return _locate_value(source, fmt, file, *m.groups())
@@ -1165,7 +1187,8 @@ def explain_no_rows(source: Source) -> InputDataError:
             f"cannot read {source.path}: {clip(_first(exc))}",
             hint="check the file's format, or set format/separator in the config")
     lists = [name for name, dtype in rows.schema.items()
-             if isinstance(dtype, pl.List) and not (rows[name].list.len().fill_null(0) > 0).any()]
+             if isinstance(dtype, pl.List | pl.Array)
+             and not (rows[name].cast(pl.List(dtype.inner)).list.len().fill_null(0) > 0).any()]
     if rows.height and lists:
         said = ", ".join(f"'{clip(n, 60)}'" for n in lists[:3])
         return InputDataError(
@@ -1174,6 +1197,26 @@ def explain_no_rows(source: Source) -> InputDataError:
             hint="check that the file was written completely; a list names its elements, "
             'e.g. {"query": "q1", "item": ["d1", "d2"]}')
     return plain
+
+
+def blank_line(source: Source) -> int | None:
+    """The first blank line after the header in the head of a CSV or TSV file (Polars reads
+    it as a row of nulls), for the message about null values; ``None`` for other files."""
+    try:
+        fmt = source.format or detect_format(source.path)[0]
+        file = None if source.frame is not None or "://" in source.path else \
+            _first_file(source.path)
+        if file is None or fmt not in ("csv", "tsv"):
+            return None
+        head = read_head(file, content_compression(file))
+    except (InputDataError, OSError):
+        return None
+    lines = head.data.decode("utf-8", "replace").split("\n")
+    if not head.complete:
+        lines = lines[:-1]
+    skip = 1 if source.has_header else 0
+    return next((i for i, line in enumerate(lines[skip:], skip + 1)
+                 if not line.strip() and i < len(lines)), None)
 
 
 def _open_quote(source: Source, file: str) -> InputDataError | None:
@@ -1194,13 +1237,26 @@ def _quote_left_open(source: Source, line: int, text: str) -> InputDataError:
         hint='close the quote; a quote inside a quoted value is written twice ("")')
 
 
+def _unfinished(value: str) -> bool:
+    r"""Whether Polars' quoted ``value`` is a quote opened and never closed: it spans lines and
+    does not end with its closing quote (``"0.5\nx"`` is a closed value, not a number).
+
+    >>> _unfinished('"0.8\n4,0,0.2\n'), _unfinished('"0.5\nx"'), _unfinished('"a ""b""\nc')
+    (True, False, True)
+    """
+    if not value.startswith('"') or "\n" not in value:
+        return False
+    inner = value[1:].rstrip("\r\n").replace('""', "")
+    return not inner.endswith('"')
+
+
 def _locate_open_quote(source: Source, file: str, compression: str | None, value: str
                        ) -> InputDataError | None:
     """The line of a CSV file where the unfinished value ``value`` (a quote opened and not
     closed before the end of the file, as Polars quotes it) begins."""
     if compression == "zstd":
         return None
-    start = value.split("\n", 1)[0]
+    start = value.split("\n", 1)[0].rstrip("\r")
     opener: Any = gzip.open if compression == "gzip" else open
     with opener(file, "rb") as fh:
         for i, raw in enumerate(fh, 1):
@@ -1253,6 +1309,8 @@ def _locate_value(source: Source, fmt: str, file: str, value: str, dtype: str, c
                      null_values=list(source.null_values) if source.null_values else None)
     if column not in lf.collect_schema().names():
         return None
+    if len(value) > 1 and value.startswith('"') and value.endswith('"'):
+        value = value[1:-1].replace('""', '"')  # Polars quotes the field as the file holds it
     row = lf.with_row_index("__row").filter(pl.col(column) == value).select("__row").head(1) \
         .collect()
     if not row.height:
@@ -1285,6 +1343,8 @@ def _locate_json_value(source: Source, file: str, compression: str | None, token
     first: dict[str, tuple[int, Any]] = {}
     with opener(file, "rb") as fh:
         for i, raw in enumerate(fh, 1):
+            if not raw.strip():
+                continue
             try:
                 record = json.loads(raw, parse_constant=_no_constant)
             except ValueError:
