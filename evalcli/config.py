@@ -83,7 +83,7 @@ class InputSpec(Strict):
     def _one_byte(cls, v: str | None) -> str | None:
         if v is not None and len(v.encode("utf-8")) != 1:
             raise ValueError("the separator must be one ASCII character, such as ',', ';', "
-                             "'|' or a tab")
+                             "'|' or a tab (written \"\\t\" in double quotes in YAML)")
         return v
 
 

@@ -6,6 +6,7 @@ the magic bytes), never the data twice.
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import json
 import math
@@ -807,6 +808,12 @@ def test_a_text_weight_column(cli: Cli, tmp_path: Path) -> None:
     flat = assert_user_error(cli("run", cfg), r"p\.parquet: column 'w' \(the weight\) holds "
                              r"String values, first at row 4: 'x'; a weight is a number")
     assert "arithmetic" not in flat
+    pl.DataFrame({"id": [1, 2], "score": [0.9, 0.2], "label": [1, 0],
+                  "w": pl.Series(["1", "x"], dtype=pl.Categorical)}
+                 ).write_parquet(tmp_path / "c.parquet")
+    cfg = write(tmp_path, "cc.yaml", "task: binary\npredictions: c.parquet\n"
+                "columns: {weight: w}\nmetrics: [accuracy]\n")
+    assert_user_error(cli("run", cfg), r"holds Categorical values, first at row 2: 'x'")
     # a CSV weight column left empty reads as text without a value: its rows are nulls
     f = write(tmp_path, "e.csv", "id,label,score,w\n1,1,0.9,\n2,0,0.2,\n")
     assert_user_error(cli("compare", f, "--task", "binary", "--weight", "w"),
@@ -858,6 +865,31 @@ def test_a_number_column_with_integers_first_reads_a_later_fraction(cli: Cli, tm
         assert got == pytest.approx(want, rel=1e-12)
 
 
+def test_floats_read_for_a_late_fraction_keep_segments_and_lists(cli: Cli, tmp_path: Path
+                                                                  ) -> None:
+    """A number role's column that is also a segment column keeps its integers (the segment
+    named 5 stays 5, so a gate on it still finds it); a JSONL ranking's score lists of
+    integers then a fraction are read as lists of floats."""
+    write(tmp_path, "r.csv", "label,prediction\n" + "".join(
+        f"{1 + i % 5},{1 + i % 4}\n" for i in range(20)))
+    cfg = write(tmp_path, "s.yaml", "task: regression\npredictions: r.csv\ngroup_by: [label]\n"
+                'metrics: [{metric: mae, segments: {"label=5": {max: 5.0}}}]\n')
+    r = cli("run", cfg, "-f", "json")
+    assert r.exit_code == 0, r.stderr
+    rep = json.loads(r.stdout)
+    assert rep["passed"] is True
+    assert [s["key"]["label"] for s in rep["segments"]] == [1, 2, 3, 4, 5]
+    lines = [{"query": f"q{i}", "item": ["a", "b"], "score": [2, 1]} for i in range(10_500)]
+    lines.append({"query": "q_last", "item": ["a", "b"], "score": [0.2, 0.5]})
+    p = write(tmp_path, "p.jsonl", _jsonl(lines))
+    t = write(tmp_path, "t.jsonl", _jsonl([{"query": q["query"], "item": "a", "relevance": 1}
+                                           for q in lines]))
+    r = cli("compare", p, t, "--task", "ranking", "-m", "mrr", "-f", "json")
+    assert r.exit_code == 0, r.stderr
+    mrr = json.loads(r.stdout)["metrics"][0]["value"]
+    assert mrr == pytest.approx((10_500 + 0.5) / 10_501, rel=1e-12)
+
+
 def test_more_reading_messages(cli: Cli, tmp_path: Path) -> None:
     """The second look at the battery's messages (a review): a quoted header name holding a
     line end is one column; a closed multi-line value is a value, not an open quote; CRLF;
@@ -880,11 +912,21 @@ def test_more_reading_messages(cli: Cli, tmp_path: Path) -> None:
     cfg = write(tmp_path, "s.yaml", 'task: binary\npredictions: {path: s.csv, separator: ";;"}\n'
                 "metrics: [auroc]\n")
     assert_user_error(cli("run", cfg), r"predictions\.separator", r"one ASCII character")
-    f = write(tmp_path, "b.jsonl", b'\xef\xbb\xbf{"id": 1, "label": 0, "score": 0.1}\n')
-    assert_user_error(cli("compare", f, "--task", "binary"), r"b\.jsonl begins with a byte-order")
+    # a JSONL byte-order mark (Polars' "TapeError") is skipped, plain or gzip
+    body = b'{"id": 1, "label": 0, "score": 0.1}\n{"id": 2, "label": 1, "score": 0.9}\n'
+    plain = auroc(cli("compare", write(tmp_path, "p.jsonl", body), "--task", "binary", "-f",
+                      "json"))
+    for name, data in (("b.jsonl", codecs.BOM_UTF8 + body),
+                       ("b.jsonl.gz", gzip.compress(codecs.BOM_UTF8 + body))):
+        r = cli("compare", write(tmp_path, name, data), "--task", "binary", "-f", "json")
+        assert auroc(r) == plain
     f = write(tmp_path, "n.csv", "id,label,score\n\n1,0,0.1\n\n2,1,0.9\n")
     assert_user_error(cli("compare", f, "--task", "binary"), r"null or NaN label",
                       r"line 2 of \S*n\.csv is blank, and a blank line reads as a row of nulls")
+    # ... but not a blank line inside a quoted value
+    f = write(tmp_path, "q.csv", 'id,label,score,note\n1,0,0.1,"a\n\nb"\n2,,0.9,c\n')
+    flat = assert_user_error(cli("compare", f, "--task", "binary"), r"null or NaN label")
+    assert "blank" not in flat
     pl.DataFrame({"query": ["q1", "q2"], "item": pl.Series([[], []], dtype=pl.Array(pl.String, 0))}
                  ).write_parquet(tmp_path / "a.parquet")
     write(tmp_path, "t.jsonl", _jsonl([{"query": "q1", "item": "a", "relevance": 1}]))

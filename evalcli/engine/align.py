@@ -144,6 +144,11 @@ def _missing(file: str, role: str, col: str, names: Sequence[str]) -> InputDataE
     )
 
 
+def _integers(dtype: pl.DataType) -> bool:
+    """Integers, or lists of integers (a ranking's score list in JSONL)."""
+    return dtype.is_integer() or (isinstance(dtype, pl.List) and dtype.inner.is_integer())
+
+
 def _holds_text(lf: pl.LazyFrame, col: str, dtype: pl.DataType) -> bool:
     """Whether a column that is not numeric holds a value (a CSV column read as text because
     every field is empty holds none: its rows are the nulls the checks report)."""
@@ -174,8 +179,8 @@ def _check_shape(task: Task, role: str, file: str, col: str, lf: pl.LazyFrame,
     where = ""
     try:
         # (a weight's first value that is not a number: '1' in a text column is one)
-        bad = pl.col(col).is_not_null() & (pl.col(col).cast(pl.Float64, strict=False).is_null()
-                                          if not_number else True)
+        number = pl.col(col).cast(pl.String).cast(pl.Float64, strict=False)
+        bad = pl.col(col).is_not_null() & (number.is_null() if not_number else True)
         first = lf.select(pl.col(col)).with_row_index("__row", offset=1) \
             .filter(bad).head(1).collect()
         if first.height:
@@ -280,11 +285,13 @@ def align(task: Task, inputs: Inputs) -> Aligned:
 
     # a number column of a text file whose first rows hold integers is read as floats: Polars
     # infers its type from the first 10,000 rows and would refuse a 0.5 after them
+    # (not a segment's or a unit's column: its values name the segments, 5 and not 5.0)
     numbers = {r.name for r in task.roles if r.numeric} | {"weight"}
+    named = {*inputs.group_by, inputs.unit}
     for which, picked, types in (("predictions", pick_p, pschema), ("truth", pick_t, tschema)):
         src = inputs.predictions if which == "predictions" else inputs.truth
-        cols = tuple(sorted({c for r, c in picked.items()
-                             if r in numbers and c in types and types[c].is_integer()}))
+        cols = tuple(sorted({c for r, c in picked.items() if r in numbers and c in types
+                             and c not in named and _integers(types[c])}))
         wider = as_floats(src, cols) if src is not None and cols else None
         if wider is None:
             continue

@@ -841,7 +841,8 @@ def _check_jsonl_head(source: Source, head: Head) -> None:
     if head.data.startswith(codecs.BOM_UTF8):
         raise InputDataError(f"{source.path} begins with a byte-order mark (BOM: the bytes EF BB "
                              "BF), which a JSONL reader does not take",
-                             hint="save the file as UTF-8 without a BOM")
+                             hint="save the file as UTF-8 without a BOM (or decompress it: "
+                             "a plain or gzip file's mark is skipped)")
     lines = head.data.split(b"\n")
     if not head.complete:
         lines = lines[:-1]  # cut by the head's size
@@ -983,6 +984,13 @@ def _prepare_text(source: Source, fmt: str) -> tuple[Source, bool]:
                        encoding=None)
         file, compression = read.path, None
     head = read_head(file, compression)
+    if fmt == "jsonl" and head.data.startswith(codecs.BOM_UTF8) and read is source \
+            and compression != "zstd":
+        # a byte-order mark (Windows tools write one) is not JSON: read a copy without it
+        read = replace(source, path=_utf8_copy(source, file, compression, "utf-8-sig"),
+                       encoding=None)
+        file, compression = read.path, None
+        head = read_head(file, compression)
     if not lossy:
         _check_utf8(source, head)
     _check_line_ends(source, fmt, head, named)
@@ -1061,8 +1069,12 @@ def _scan(source: Source) -> pl.LazyFrame:
             else:
                 lf = pl.scan_parquet(path, hive_partitioning=None)
         elif fmt == "jsonl":
-            lf = pl.scan_ndjson(read.path, infer_schema_length=10_000,
-                                schema_overrides=dict.fromkeys(source.floats, pl.Float64) or None)
+            lf = pl.scan_ndjson(read.path, infer_schema_length=10_000)
+            if source.floats:  # (a list of integers as a list of floats)
+                wider = lf.collect_schema()
+                lf = pl.scan_ndjson(read.path, infer_schema_length=10_000, schema_overrides={
+                    c: pl.List(pl.Float64) if isinstance(wider.get(c), pl.List) else pl.Float64
+                    for c in source.floats})
         elif fmt in EXTRA_READERS:
             lf = EXTRA_READERS[fmt](read)
         else:
@@ -1211,12 +1223,18 @@ def blank_line(source: Source) -> int | None:
         head = read_head(file, content_compression(file))
     except (InputDataError, OSError):
         return None
-    lines = head.data.decode("utf-8", "replace").split("\n")
+    text = head.data.decode("utf-8", "replace")
     if not head.complete:
-        lines = lines[:-1]
-    skip = 1 if source.has_header else 0
-    return next((i for i, line in enumerate(lines[skip:], skip + 1)
-                 if not line.strip() and i < len(lines)), None)
+        text = text[:text.rfind("\n") + 1]  # whole lines only
+    rows = csv.reader(io.StringIO(text, newline=""), delimiter=_separator(source, fmt),
+                      quotechar='"')
+    try:
+        if source.has_header:
+            next(rows, None)
+        # (a blank line inside a quoted value is part of the value, not an empty row)
+        return next((rows.line_num for row in rows if not row or row == [""]), None)
+    except csv.Error:
+        return None
 
 
 def _open_quote(source: Source, file: str) -> InputDataError | None:
