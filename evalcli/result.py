@@ -282,7 +282,11 @@ class AlignmentInfo:
     @property
     def evaluated(self) -> int:
         """The rows evaluated: the matched ones and the truth's rows read as empty predicted
-        sets (multilabel's long layout), less those dropped for nulls."""
+        sets (multilabel's long layout), less those dropped for nulls. Ranking (its full join
+        counted by query): the (query, item) pairs recommended and judged, none of which a
+        null drops (a null query or item matches nothing)."""
+        if "queries_in_both" in self.extra:
+            return self.matched
         return self.matched + int(self.extra.get("empty_predicted_sets", 0)) - self.dropped_nulls
 
 

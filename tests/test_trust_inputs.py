@@ -933,3 +933,27 @@ def test_more_reading_messages(cli: Cli, tmp_path: Path) -> None:
     cfg = write(tmp_path, "a.yaml", "task: ranking\npredictions: a.parquet\ntruth: t.jsonl\n"
                 "metrics: [ndcg@5]\n")
     assert_user_error(cli("run", cfg), r"a\.parquet: every list in column 'item' is empty")
+
+
+@pytest.mark.parametrize("engine", ["polars", "streaming"])
+def test_ranking_rows_dropped_for_a_null_are_counted(cli: Cli, tmp_path: Path, engine: str
+                                                     ) -> None:
+    """Under nulls: drop, a ranking's rows with a null item left the lists, but the report
+    said 'dropped_nulls: 0' (its full join was not counted) while the hint promises the
+    count."""
+    pl.DataFrame({"query": ["q1", "q1", "q1", "q1", "q2", "q2"],
+                  "item": ["a", None, "b", None, "c", "d"],
+                  "score": [0.9, 0.8, 0.7, 0.6, 0.5, 0.4]}).write_parquet(tmp_path / "p.parquet")
+    pl.DataFrame({"query": ["q1", "q1", "q2"], "item": ["a", "b", "d"]}
+                 ).write_parquet(tmp_path / "t.parquet")
+    cfg = write(tmp_path, "c.yaml", "task: ranking\npredictions: p.parquet\ntruth: t.parquet\n"
+                "metrics: [ndcg@5]\nalignment: {nulls: drop}\n")
+    r = cli("run", cfg, "--engine", engine, "-f", "json")
+    assert r.exit_code == 0, r.stderr
+    rep = json.loads(r.stdout)
+    assert rep["alignment"]["dropped_nulls"] == 2
+    assert rep["alignment"]["matched"] == 3
+    # q1 ranks a then b once the null items are gone: ndcg@5 = 1; q2: d second of two
+    assert rep["metrics"][0]["value"] == pytest.approx((1 + 1 / math.log2(3) / 1) / 2)
+    r = cli("run", cfg, "--engine", engine)
+    assert "rows dropped for a null (nulls: drop): 2" in " ".join(r.stdout.split())

@@ -321,7 +321,7 @@ def pass_of(plan: Plan, a: Aligned, stats: Mapping[str, Stat], *, streaming: boo
     outer = plan.task.join in ("full", "truth") and a.truth_rows is not None
     matched = (pl.col("__in_predictions") & pl.col("__in_truth")).sum() if outer else pl.len()
     tally: list[tuple[pl.LazyFrame, list[pl.Expr]]] = [
-        (base, [matched.alias("matched"),
+        (base, [matched.alias("matched"), pl.len().alias("rows"),
                 *(bad_null(a, r).sum().alias(f"null:{r}") for r in needed)]),
         (filtered, [pl.len().alias("kept"),
                     *(c.violation().sum().alias(f"check:{n}") for n, c in checks.items())]),
@@ -723,7 +723,9 @@ def verdict(plan: Plan, a: Aligned, parts: Sequence[Part]) -> AlignmentInfo:
     return AlignmentInfo(
         matched=matched, only_in_predictions=only_p, only_in_truth=only_t,
         unmatched_policy=a.inputs.unmatched, null_policy=a.inputs.nulls,
-        dropped_nulls=matched + (only_t if filled else 0) - c["kept"] if not full else 0,
+        # (a full join's rows with a null key are its unmatched rows: counted among all rows)
+        dropped_nulls=(c["rows"] - c["kept"] if "rows" in c else 0) if full
+        else matched + (only_t if filled else 0) - c["kept"],
         extra=extra,
     )
 

@@ -188,6 +188,8 @@ def alignment_facts(r: RunResult) -> list[str]:
             f"(query, item) pairs: {a.matched:,} recommended and judged, "
             f"{a.only_in_predictions:,} recommended but not judged, "
             f"{a.only_in_truth:,} judged but not recommended",
+            *([f"rows dropped for a null (nulls: drop): {a.dropped_nulls:,}"]
+              if a.dropped_nulls else []),
             *dropped,
         ]
     out = []
