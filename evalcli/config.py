@@ -31,7 +31,7 @@ from pydantic import (
 )
 
 from evalcli.errors import ConfigError, clip, did_you_mean
-from evalcli.result import ChangeGate
+from evalcli.result import Bound, ChangeGate
 
 MAX_ALIAS_VALUES = 1_000
 """Values (scalars, lists and mappings) a config may reach through YAML aliases, all aliases
@@ -218,8 +218,14 @@ class Confident(Strict):
 class SegmentGate(Confident):
     """A gate on a metric's per-segment values."""
 
-    min: float | None = Field(None, description="fail when a segment's value is below")
-    max: float | None = Field(None, description="fail when a segment's value is above")
+    min: Bound | None = Field(None, description="fail when a segment's value is below")
+    max: Bound | None = Field(None, description="fail when a segment's value is above")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> SegmentGate:
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"gate min {self.min:g} is above max {self.max:g}")
+        return self
 
 
 class Uncertainty(Strict):
@@ -248,24 +254,24 @@ class MetricEntry(Strict):
 
     model_config = ConfigDict(extra="allow")
     metric: str = Field(description="metric name, optionally with @k (e.g. ndcg@10)")
-    min: float | None = Field(None, description="gate: fail when the value is below")
-    max: float | None = Field(None, description="gate: fail when the value is above")
+    min: Bound | None = Field(None, description="gate: fail when the value is below")
+    max: Bound | None = Field(None, description="gate: fail when the value is above")
     confidence: Level | None = Field(
         None, description="gate: fail only when the interval at this level lies wholly "
         "beyond min/max (needs uncertainty)")
     require_confidence: Level | None = Field(
         None, description="gate: pass only when the interval at this level lies wholly "
         "within min/max (needs uncertainty)")
-    max_drop: float | None = Field(
+    max_drop: Bound | None = Field(
         None, ge=0, description="with several systems: fail when a system is worse than the "
         "baseline system by more than this (with confidence: significantly so)")
-    max_relative_drop: float | None = Field(
+    max_relative_drop: Bound | None = Field(
         None, ge=0, description="with several systems: as max_drop, as a fraction of the "
         "baseline system's value")
-    min_improvement: float | None = Field(
+    min_improvement: Bound | None = Field(
         None, description="with several systems: fail unless a system is better than the "
         "baseline system by at least this")
-    min_relative_improvement: float | None = Field(
+    min_relative_improvement: Bound | None = Field(
         None, description="with several systems: as min_improvement, as a fraction of the "
         "baseline system's value")
     segments: dict[str, SegmentGate] | None = Field(
@@ -273,6 +279,7 @@ class MetricEntry(Strict):
         "segment; {'region=EU': {min: 0.8}, '*': {min: 0.7}} for a listed segment and the rest"
     )
     _params: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _in_id: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     @field_validator("segments", mode="before")
     @classmethod
@@ -286,6 +293,14 @@ class MetricEntry(Strict):
     def params(self) -> dict[str, Any]:
         """Metric parameters: every key but metric/min/max; ``@`` holds a cut-off from the id."""
         return self._params
+
+    @property
+    def both_ways(self) -> dict[str, tuple[Any, Any]]:
+        """Parameters given in the id's brackets and as keys of the entry, both values
+        (``recall[threshold=0.3]`` with ``threshold: 0.5``): the planner refuses those that
+        disagree."""
+        extra = self.model_extra or {}
+        return {k: (v, extra[k]) for k, v in self._in_id.items() if k in extra}
 
     @model_validator(mode="before")
     @classmethod
@@ -309,6 +324,7 @@ class MetricEntry(Strict):
     @model_validator(mode="after")
     def _collect_params(self) -> MetricEntry:
         name, at, params = parse_metric_id(self.metric)
+        self._in_id = dict(params)
         self._params = {**params, **(self.model_extra or {})}
         self.metric = name
         if at is not None:
@@ -416,6 +432,9 @@ def _id_params(text: str, inner: str | None) -> dict[str, str]:
             key, sep, val = part.partition("=")
             if not sep or not key.strip():
                 raise ConfigError(f"in '{clip(text)}', parameters must be written key=value")
+            if key.strip() in params:
+                raise ConfigError(f"in '{clip(text)}', the parameter '{clip(key.strip(), 40)}' "
+                                  "is given twice", hint="give each parameter once")
             params[key.strip()] = val.strip()
     return params
 

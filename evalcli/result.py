@@ -15,9 +15,9 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from evalcli._version import __version__
 
@@ -139,6 +139,17 @@ class Gate:
 GATE_KEYS = ("max_drop", "max_relative_drop", "min_improvement", "min_relative_improvement")
 
 
+def _a_number(v: Any) -> Any:
+    """A gate's bound: a number (YAML's true is not 1, and .nan would pass every gate)."""
+    if isinstance(v, bool):
+        raise ValueError("a number, not true or false")
+    return v
+
+
+Bound = Annotated[float, BeforeValidator(_a_number), Field(allow_inf_nan=False)]
+"""A gate's threshold or allowed change: a finite number."""
+
+
 class ChangeGate(BaseModel):
     """Gates on the change from a baseline, in the metric's direction (better is positive)."""
 
@@ -146,14 +157,14 @@ class ChangeGate(BaseModel):
     # read the change is in evalcli.decide.diff's docstring, checked by its check_change.
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    max_drop: float | None = Field(
+    max_drop: Bound | None = Field(
         None, ge=0, description="fail when the metric gets worse by more than this (absolute)")
-    max_relative_drop: float | None = Field(
+    max_relative_drop: Bound | None = Field(
         None, ge=0, description="fail when it gets worse by more than this fraction of the "
         "baseline (0.02 = 2%)")
-    min_improvement: float | None = Field(
+    min_improvement: Bound | None = Field(
         None, description="fail unless the metric gets better by at least this (absolute)")
-    min_relative_improvement: float | None = Field(
+    min_relative_improvement: Bound | None = Field(
         None, description="fail unless it gets better by at least this fraction of the baseline")
     confidence: float | None = Field(
         None, gt=0, lt=1, description="fail only when the change is significantly beyond the "

@@ -513,3 +513,107 @@ def test_markdown_keeps_comparisons_readable() -> None:
     assert escape("gate <= 0.4 and >= 0.1") == "gate <= 0.4 and >= 0.1"
     assert escape("a<b") == "a&lt;b" and escape("a&b") == "a&amp;b"
 
+
+
+# ------------------------------------------------------------------ battery of 2026-11-26
+
+@pytest.mark.parametrize("metric", [
+    "{metric: auroc, min: .nan}", "{metric: auroc, max: .inf}",
+    "{metric: auroc, segments: {min: .nan}}", "{metric: auroc, min: true}",
+])
+def test_a_gate_bound_is_a_finite_number(cli: Cli, files: Path, metric: str) -> None:
+    """`min: .nan` passed every value ('>= nan  pass', exit 0): a gate that cannot fail."""
+    cfg = _write(files, BASE + "group_by: [id]\n" * ("segments" in metric)
+                 + f"metrics: [{metric}]\n")
+    assert_user_error(cli("run", str(cfg)), r"metrics\[0\]", r"finite number|not true or false")
+
+
+@pytest.mark.parametrize("gates", ["{report: r.json, min_improvement: .nan}",
+                                   "{report: r.json, metrics: {auroc: {max_drop: .inf}}}"])
+def test_a_baseline_change_gate_is_a_finite_number(cli: Cli, files: Path, gates: str) -> None:
+    cfg = _write(files, BASE + f"metrics: [auroc]\nbaseline: {gates}\n")
+    assert_user_error(cli("run", str(cfg)), r"baseline\.", r"finite number")
+
+
+def test_nan_or_infinity_in_a_baseline_report(cli: Cli, files: Path) -> None:
+    """A report holding NaN or Infinity (not JSON; evalcli writes null) made the change 0
+    ('= 0.0000 pass') or NaN, and every change gate passed."""
+    cfg = _write(files, BASE + "metrics: [auroc]\n")
+    good = files / "good.json"
+    r = cli("run", str(cfg), "-o", str(good), "-q")
+    assert r.exit_code == 0, r.stderr
+    for token in ("NaN", "Infinity", "-Infinity"):
+        text = re.sub(r'("value": )[0-9.eE+-]+', rf"\g<1>{token}", good.read_text(), count=1)
+        bad = files / "bad.json"
+        bad.write_text(text)
+        assert_user_error(cli("diff", str(bad), str(good), "--max-drop", "0.01"),
+                          rf"bad\.json holds {token}, which is not JSON")
+        assert_user_error(cli("run", str(cfg), "-b", str(bad)), rf"holds {token}")
+
+
+def test_diff_options_out_of_range(cli: Cli, files: Path) -> None:
+    """--max-drop nan and --confidence 0 or 1 were internal errors (exit 3)."""
+    cfg = _write(files, BASE + "metrics: [auroc]\n")
+    rep = files / "r.json"
+    assert cli("run", str(cfg), "-o", str(rep), "-q").exit_code == 0
+    for args, said in ((["--max-drop", "nan"], r"--max-drop 'nan': expected a finite number"),
+                       (["--min-improvement", "inf"], r"expected a finite number"),
+                       (["--max-drop", "0.01", "--confidence", "1"], r"strictly between 0 and 1"),
+                       (["--max-drop", "0.01", "--confidence", "0"], r"strictly between 0 and 1")):
+        assert_user_error(cli("diff", str(rep), str(rep), *args), said)
+
+
+@pytest.mark.parametrize("metric", ["ndcg@99999999999999999999", "{metric: ndcg, k: 2e30}",
+                                    "{metric: ndcg, k: 99999999999999999999}"])
+def test_a_huge_cutoff_is_refused(cli: Cli, tmp_path: Path, metric: str) -> None:
+    """A cut-off beyond 64 bits stopped Polars' query (exit 3)."""
+    (tmp_path / "p.csv").write_text("query,item,score\nq,a,0.9\nq,b,0.1\n")
+    (tmp_path / "t.csv").write_text("query,item,relevance\nq,a,1\n")
+    cfg = _write(tmp_path, "task: ranking\npredictions: p.csv\ntruth: t.csv\n"
+                 f"metrics: ['{metric}']\n" if "{" not in metric else
+                 f"task: ranking\npredictions: p.csv\ntruth: t.csv\nmetrics: [{metric}]\n")
+    r = cli("run", str(cfg))
+    assert r.exit_code == 2, (r.exit_code, r.stderr)
+    assert "internal error" not in r.stderr
+
+
+def test_a_file_name_too_long(cli: Cli, files: Path) -> None:
+    cfg = _write(files, BASE + "metrics: [auroc]\n")
+    assert_user_error(cli("run", str(cfg), "-o", str(files / ("x" * 300 + ".json"))),
+                      r"cannot write the report", r"File name too long")
+
+
+def test_a_parameter_given_twice(cli: Cli, files: Path) -> None:
+    """`recall[threshold=0.3]` with `threshold: 0.5` computed at 0.5 without a word."""
+    cfg = _write(files, BASE + 'metrics: [{metric: "recall[threshold=0.3]", threshold: 0.5}]\n')
+    assert_user_error(cli("run", str(cfg)), r"'recall\[threshold=0\.3\]' and threshold=0\.5 "
+                      r"disagree")
+    same = _write(files, BASE + 'metrics: [{metric: "recall[threshold=0.3]", threshold: 0.30}]\n',
+                  "same.yaml")
+    assert cli("run", str(same)).exit_code == 0
+    assert_user_error(cli("compare", str(files / "preds.csv"), str(files / "truth.csv"), "-m",
+                          "recall[threshold=0.3,threshold=0.9]"),
+                      r"the parameter 'threshold' is given twice")
+
+
+def test_a_gate_on_a_missing_segment_is_counted(cli: Cli, files: Path) -> None:
+    """The run failed (exit 1) on a gate for a segment the data lacks, but its last line
+    said 'no gates'; min above max on a segment gate was not refused."""
+    (files / "truth.csv").write_text("id,label,size\n1,1,s\n2,0,s\n3,1,l\n4,0,l\n")
+    cfg = _write(files, BASE + 'group_by: [size]\nmetrics: [{metric: auroc, segments: '
+                 '{"size=huge": {min: 0.5}}}]\n')
+    r = cli("run", str(cfg))
+    assert r.exit_code == 1
+    assert "FAILED: 1 of 1 gate failed" in r.stderr
+    r = cli("run", str(cfg), "--no-gate")
+    assert r.exit_code == 0
+    assert "1 gate, 1 would fail" in r.stderr
+    cfg = _write(files, BASE + "group_by: [size]\nmetrics: [{metric: auroc, segments: "
+                 "{min: 0.9, max: 0.1}}]\n", "mm.yaml")
+    assert_user_error(cli("run", str(cfg)), r"gate min 0\.9 is above max 0\.1")
+
+
+def test_a_weight_in_neither_file_lists_both(cli: Cli, files: Path) -> None:
+    flat_cols = r"id, score \(predictions\); id, label \(truth\)"
+    assert_user_error(cli("compare", str(files / "preds.csv"), str(files / "truth.csv"),
+                          "--weight", "nosuch"), r"in \S*preds\.csv or \S*truth\.csv", flat_cols)

@@ -98,10 +98,15 @@ def diff(
                 default[key] = value
             else:
                 per_metric.append((key, id_, value))
-    if confidence is not None and require_confidence is not None:
-        from evalcli.errors import ConfigError
+    from evalcli.errors import ConfigError
 
+    if confidence is not None and require_confidence is not None:
         raise ConfigError("give --confidence or --require-confidence, not both")
+    for flag, level in (("--confidence", confidence), ("--require-confidence",
+                                                       require_confidence)):
+        if level is not None and not 0 < level < 1:
+            raise ConfigError(f"{flag} {level:g}: a confidence lies strictly between 0 and 1",
+                              hint=f"e.g. {flag} 0.95")
     gates = gates_from_options(default, per_metric, confidence=confidence,
                                require_confidence=require_confidence)
     if output is not None:  # before reading: never over an input, in a writable folder

@@ -24,6 +24,7 @@ with its :class:`~evalcli.result.ChangeGate`: data of the result model, which th
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,8 +61,14 @@ def load_report(path: Path) -> dict[str, Any]:
                              "UTF-8", hint="give a report written with -o report.json") from None
     except OSError as exc:
         raise InputDataError(f"cannot read report {shown}: {exc.strerror}") from None
+    def not_json(token: str) -> Any:
+        raise InputDataError(
+            f"{shown} holds {token}, which is not JSON (evalcli writes null for a value it "
+            "cannot compute): a NaN or infinite value would make every change to it pass",
+            hint="give a report written with -o report.json, or write null for that value")
+
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=not_json)
     except (json.JSONDecodeError, RecursionError) as exc:
         where = f" (line {exc.lineno}: {exc.msg})" if isinstance(exc, json.JSONDecodeError) \
             else " (nested too deeply)"
@@ -506,6 +513,8 @@ def parse_gate_option(key: str, text: str) -> tuple[str | None, float]:
         raise ConfigError(f"--{key.replace('_', '-')} {text!r}: expected a number or "
                           "METRIC=NUMBER", hint=f"e.g. --{key.replace('_', '-')} 0.01 or "
                           f"--{key.replace('_', '-')} auroc=0.01") from None
+    if not math.isfinite(number):
+        raise ConfigError(f"--{key.replace('_', '-')} {text!r}: expected a finite number")
     if number < 0 and key.startswith("max_"):
         raise ConfigError(f"--{key.replace('_', '-')} must be >= 0, got {number:g}")
     return (id_.strip() or None) if sep else None, number

@@ -308,6 +308,8 @@ def summary(result: RunResult) -> str:
             n_gates += sum(m.gate is not None for g in s.segments for m in g.metrics)
     if result.comparison is not None:
         n_gates += sum(row.gate is not None for row in result.comparison.rows)
+    # (a gate on a segment the data lacks is a failure without a value to hold the gate)
+    n_gates = max(n_gates, len(result.failures))
     n = f"{len(result.metrics)} metric{'s' if len(result.metrics) != 1 else ''}"
     if not n_gates:
         return f"done: {n}, no gates"

@@ -262,6 +262,13 @@ def align(task: Task, inputs: Inputs) -> Aligned:
                     f"and the {role} needs a column of its own",
                     hint=f"name the {role}'s column under 'columns: {{{role}: ...}}', or "
                     f"another column for the {other}")
+            if configured and role == "weight" and truth_lf is not None:  # either file
+                raise InputDataError(
+                    f"no column '{clip(col, NAME_CHARS)}' for the weight role in {pfile} or "
+                    f"{tfile}.{suggest(col, pnames + tnames)} Columns: {listing(pnames)} "
+                    f"(predictions); {listing(tnames)} (truth).",
+                    hint="name the column under 'columns: {weight: ...}' in the config (or "
+                    "--weight on the command line)")
             if configured or required:
                 raise _missing(str(where_file), role, col, where_names)
             continue

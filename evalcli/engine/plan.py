@@ -80,6 +80,13 @@ def plan_metric(metric: Metric, entry: MetricEntry, where: str,
     that the entry's name sets (a peer name: ``micro_precision`` sets ``average: micro``),
     which the entry may repeat but not contradict."""
     given = dict(entry.params)
+    for key, (in_id, as_key) in entry.both_ways.items():
+        if any(p.name == key for p in metric.params) and \
+                metric.param(key).check(in_id, where) != metric.param(key).check(as_key, where):
+            raise MetricError(
+                f"{where}: '{entry.metric}[{key}={clip(str(in_id), 60)}]' and {key}="
+                f"{clip(str(as_key), 60)} disagree",
+                hint=f"give {key} once, in the id or as a key")
     for key, value in (preset or {}).items():
         if key in given and metric.param(key).check(given[key], where) != value:
             raise MetricError(

@@ -240,6 +240,12 @@ class Param:
         return tuple(self._scalar(self.item, v) for v in value)
 
     def _bounds(self, coerced: Any, value: Any, at: str) -> None:
+        if isinstance(coerced, int) and not isinstance(coerced, bool) and \
+                abs(coerced) > _LARGEST_INT:
+            raise MetricError(f"parameter '{self.name}'{at} must be at most 2^53 "
+                              f"({_LARGEST_INT:,}) in size, got {clip(repr(value), 100)}")
+        if isinstance(coerced, float) and math.isnan(coerced):
+            raise MetricError(f"parameter '{self.name}'{at} must be a number, got NaN")
         if self.choices is not None and coerced not in self.choices:
             raise MetricError(
                 f"parameter '{self.name}'{at} must be one of "
@@ -257,6 +263,11 @@ class Param:
                     f"parameter '{self.name}'{at} must be {op} {bound:g}, "
                     f"got {clip(repr(value), 100)}"
                 )
+
+
+_LARGEST_INT = 2**53
+"""The largest integer parameter (a cut-off, a count): every integer up to it is exact as a
+float, and it fits the 64-bit arithmetic of the queries it enters (10^20 stopped Polars)."""
 
 
 @dataclass(frozen=True)

@@ -145,6 +145,14 @@ def check_file(path: Path, what: str, inputs: Sequence[str], folder: bool = True
     """One output file: not one of ``inputs`` (resolved, links followed, nor inside an input
     folder or matched by an input glob), not a folder, and (with ``folder``) in a folder that
     exists and can be written."""
+    try:
+        _check_file(path, what, inputs, folder)
+    except OSError as exc:  # a name too long for the file system, a loop of links
+        raise ConfigError(f"cannot write the {what} {clip(str(path))}: "
+                          f"{exc.strerror or exc}", hint="choose another path") from None
+
+
+def _check_file(path: Path, what: str, inputs: Sequence[str], folder: bool) -> None:
     hit = _hits_input(_real(path), [os.fspath(p) for p in inputs])
     if hit is not None:
         raise ConfigError(
