@@ -750,6 +750,11 @@ def explain(err: ValidationError, source: str) -> ConfigError:
             )
         elif e["type"] == "missing":
             shown.append(f"missing required key '{where}'")
+        elif not loc or (e["type"] == "value_error" and isinstance(e.get("input"), dict)):
+            # a rule across keys (a model's validator): its message says what is wrong, and
+            # the echo would be the whole section (with evalcli's own keys)
+            msg = str(e["msg"]).removeprefix("Value error, ")
+            shown.append(clip(msg, 400) if not loc else f"'{where}': {clip(msg, 400)}")
         else:
             shown.append(f"'{where}': {clip(e['msg'])} (got {_echo(e.get('input'))})")
     more = len(problems) - len(shown)

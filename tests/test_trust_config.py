@@ -617,3 +617,14 @@ def test_a_weight_in_neither_file_lists_both(cli: Cli, files: Path) -> None:
     flat_cols = r"id, score \(predictions\); id, label \(truth\)"
     assert_user_error(cli("compare", str(files / "preds.csv"), str(files / "truth.csv"),
                           "--weight", "nosuch"), r"in \S*preds\.csv or \S*truth\.csv", flat_cols)
+
+
+def test_a_rule_across_keys_says_it_whole(cli: Cli, files: Path) -> None:
+    """A model validator's message was cut ('un… (13 more characters)') and followed by an
+    echo of the whole config, evalcli's own base_dir included."""
+    cfg = _write(files, BASE + "metrics: [{metric: auroc, max_drop: 0.01}]\n")
+    r = cli("run", str(cfg))
+    assert_user_error(r, r"compare systems: give predictions: \{name: file, \.\.\.\}, or gate "
+                      r"the change from an accepted report under baseline:")
+    for leak in ("base_dir", "PosixPath", "more char"):
+        assert leak not in r.stderr, r.stderr
