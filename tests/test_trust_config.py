@@ -628,3 +628,16 @@ def test_a_rule_across_keys_says_it_whole(cli: Cli, files: Path) -> None:
                       r"the change from an accepted report under baseline:")
     for leak in ("base_dir", "PosixPath", "more char"):
         assert leak not in r.stderr, r.stderr
+
+
+def test_validate_refuses_what_run_refuses_before_computing(cli: Cli, files: Path) -> None:
+    """validate said ✓ (exit 0) on configs that run refuses at once: a report over the
+    config, into a missing folder, a baseline report that does not exist."""
+    for body, said in (
+        ("report: [c.yaml]\n", r"would overwrite the run's input"),
+        ("report: [nofolder/r.json]\n", r"the folder \S*nofolder does not exist"),
+        ("baseline: {report: nosuch.json}\n", r"report \S*nosuch\.json does not exist"),
+    ):
+        cfg = _write(files, BASE + "metrics: [auroc]\n" + body)
+        assert_user_error(cli("validate", str(cfg)), said)
+        assert_user_error(cli("run", str(cfg)), said)
