@@ -146,8 +146,11 @@ def _a_number(v: Any) -> Any:
     return v
 
 
-Bound = Annotated[float, BeforeValidator(_a_number), Field(allow_inf_nan=False)]
+Bound = Annotated[float, Field(allow_inf_nan=False), BeforeValidator(_a_number)]
 """A gate's threshold or allowed change: a finite number."""
+Drop = Annotated[float, Field(allow_inf_nan=False, ge=0), BeforeValidator(_a_number)]
+"""An allowed drop: a finite number >= 0 (the validator after the constraints, so that the
+JSON schema says "minimum", not pydantic's "ge")."""
 
 
 class ChangeGate(BaseModel):
@@ -157,10 +160,10 @@ class ChangeGate(BaseModel):
     # read the change is in evalcli.decide.diff's docstring, checked by its check_change.
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    max_drop: Bound | None = Field(
-        None, ge=0, description="fail when the metric gets worse by more than this (absolute)")
-    max_relative_drop: Bound | None = Field(
-        None, ge=0, description="fail when it gets worse by more than this fraction of the "
+    max_drop: Drop | None = Field(
+        None, description="fail when the metric gets worse by more than this (absolute)")
+    max_relative_drop: Drop | None = Field(
+        None, description="fail when it gets worse by more than this fraction of the "
         "baseline (0.02 = 2%)")
     min_improvement: Bound | None = Field(
         None, description="fail unless the metric gets better by at least this (absolute)")
@@ -373,12 +376,14 @@ class Diff:
         return [(d, d.gate) for d in self.metrics if d.gate is not None]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        # (a relative change from a baseline of 1e-320 is infinite: JSON has null for it)
+        out: dict[str, Any] = _clean({
             "baseline": self.baseline, "candidate": self.candidate, "task": self.task,
             "passed": self.passed, "failures": self.failures, "notes": self.notes,
             "metrics": [d.to_dict() for d in self.metrics],
             "segments": [d.to_dict() for d in self.segments],
-        }
+        })
+        return out
 
 
 @dataclass
@@ -460,6 +465,8 @@ class RunResult:
     gating: bool = True
     passed: bool = True
     failures: list[str] = field(default_factory=list)
+    absent_segment_gates: int = 0
+    """Gates on segments the data lacks (each a failure, with no segment to hold it)."""
     baseline: Diff | None = None
     """The comparison with the config's baseline report (its gate failures are among
     ``failures``); in the JSON report as ``baseline``."""

@@ -286,7 +286,9 @@ def evaluate_gates(result: RunResult,
                 m.gate = None
         failures += apply_gates(seg_metrics, f" [{seg.label}]")
     if segment_gates:
-        failures += missing_segments(segment_gates, result.segments)
+        absent = missing_segments(segment_gates, result.segments)
+        result.absent_segment_gates = len(absent)
+        failures += absent
     result.failures = failures
     result.passed = not failures if result.gating else True
 
@@ -308,8 +310,7 @@ def summary(result: RunResult) -> str:
             n_gates += sum(m.gate is not None for g in s.segments for m in g.metrics)
     if result.comparison is not None:
         n_gates += sum(row.gate is not None for row in result.comparison.rows)
-    # (a gate on a segment the data lacks is a failure without a value to hold the gate)
-    n_gates = max(n_gates, len(result.failures))
+    n_gates += result.absent_segment_gates  # each failed, with no segment to hold it
     n = f"{len(result.metrics)} metric{'s' if len(result.metrics) != 1 else ''}"
     if not n_gates:
         return f"done: {n}, no gates"

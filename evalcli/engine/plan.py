@@ -74,6 +74,10 @@ def resolve_options(task: Task, given: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+LARGEST_CUTOFF = 2**53
+"""The largest cut-off (exact as a float, and k + 1 within 64 bits)."""
+
+
 def plan_metric(metric: Metric, entry: MetricEntry, where: str,
                 preset: Mapping[str, Any] | None = None) -> PlannedMetric:
     """The metric of ``entry`` with its parameters resolved; ``preset`` holds the parameters
@@ -104,6 +108,12 @@ def plan_metric(metric: Metric, entry: MetricEntry, where: str,
                               f"{given[metric.cutoff]} disagree")
         given[metric.cutoff] = cutoff
     params = metric.resolve(given, where)
+    k = params.get(metric.cutoff) if metric.cutoff is not None else None
+    if isinstance(k, int | float) and not isinstance(k, bool) and abs(k) > LARGEST_CUTOFF:
+        # (a cut-off enters the queries' 64-bit arithmetic, k + 1 included)
+        raise MetricError(f"{where}: the cut-off {metric.cutoff}={clip(str(k), 40)} is beyond "
+                          f"2^53 ({LARGEST_CUTOFF:,})", hint="a cut-off beyond every list is "
+                          "the whole list: leave it out, or write a smaller one")
     gate = None
     if entry.min is not None or entry.max is not None:
         if entry.min is not None and entry.max is not None and entry.min > entry.max:

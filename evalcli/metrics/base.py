@@ -241,11 +241,9 @@ class Param:
 
     def _bounds(self, coerced: Any, value: Any, at: str) -> None:
         if isinstance(coerced, int) and not isinstance(coerced, bool) and \
-                abs(coerced) > _LARGEST_INT:
-            raise MetricError(f"parameter '{self.name}'{at} must be at most 2^53 "
-                              f"({_LARGEST_INT:,}) in size, got {clip(repr(value), 100)}")
-        if isinstance(coerced, float) and math.isnan(coerced):
-            raise MetricError(f"parameter '{self.name}'{at} must be a number, got NaN")
+                not -2**63 <= coerced < 2**63:
+            raise MetricError(f"parameter '{self.name}'{at} must fit in 64 bits (a signed "
+                              f"integer), got {clip(repr(value), 100)}")
         if self.choices is not None and coerced not in self.choices:
             raise MetricError(
                 f"parameter '{self.name}'{at} must be one of "
@@ -263,11 +261,6 @@ class Param:
                     f"parameter '{self.name}'{at} must be {op} {bound:g}, "
                     f"got {clip(repr(value), 100)}"
                 )
-
-
-_LARGEST_INT = 2**53
-"""The largest integer parameter (a cut-off, a count): every integer up to it is exact as a
-float, and it fits the 64-bit arithmetic of the queries it enters (10^20 stopped Polars)."""
 
 
 @dataclass(frozen=True)
