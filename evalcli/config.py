@@ -31,7 +31,8 @@ from pydantic import (
 )
 
 from evalcli.errors import ConfigError, clip, did_you_mean
-from evalcli.result import Bound, ChangeGate
+from evalcli.errors import printable as _printable
+from evalcli.result import Bound, ChangeGate, Drop
 
 MAX_ALIAS_VALUES = 1_000
 """Values (scalars, lists and mappings) a config may reach through YAML aliases, all aliases
@@ -262,11 +263,11 @@ class MetricEntry(Strict):
     require_confidence: Level | None = Field(
         None, description="gate: pass only when the interval at this level lies wholly "
         "within min/max (needs uncertainty)")
-    max_drop: Bound | None = Field(
-        None, ge=0, description="with several systems: fail when a system is worse than the "
+    max_drop: Drop | None = Field(
+        None, description="with several systems: fail when a system is worse than the "
         "baseline system by more than this (with confidence: significantly so)")
-    max_relative_drop: Bound | None = Field(
-        None, ge=0, description="with several systems: as max_drop, as a fraction of the "
+    max_relative_drop: Drop | None = Field(
+        None, description="with several systems: as max_drop, as a fraction of the "
         "baseline system's value")
     min_improvement: Bound | None = Field(
         None, description="with several systems: fail unless a system is better than the "
@@ -678,17 +679,6 @@ def _format_loc(loc: tuple[Any, ...]) -> str:
     return clip(out) or "(top level)"
 
 
-def _printable(text: str) -> str:
-    """``text`` with control characters (a terminal escape, a line break) written as escapes.
-
-    >>> _printable("a\\x1b[31mb"), _printable("café")
-    ('a\\\\x1b[31mb', 'café')
-    """
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-
-
 def _echo(value: Any) -> str:
     """A value of the config as a message shows it: its repr, bounded and clipped."""
     if isinstance(value, str):
@@ -756,7 +746,8 @@ def explain(err: ValidationError, source: str) -> ConfigError:
             msg = str(e["msg"]).removeprefix("Value error, ")
             shown.append(clip(msg, 400) if not loc else f"'{where}': {clip(msg, 400)}")
         else:
-            shown.append(f"'{where}': {clip(e['msg'])} (got {_echo(e.get('input'))})")
+            msg = str(e["msg"]).removeprefix("Value error, ")
+            shown.append(f"'{where}': {clip(msg)} (got {_echo(e.get('input'))})")
     more = len(problems) - len(shown)
     if more:
         shown.append(f"and {more:,} more problem{'s' if more != 1 else ''}")

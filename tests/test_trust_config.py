@@ -4,6 +4,7 @@ exit 2; the Markdown report draws no HTML from data; plugin files say that they 
 from __future__ import annotations
 
 import html.parser
+import json
 import re
 import time
 from collections.abc import Callable
@@ -632,12 +633,133 @@ def test_a_rule_across_keys_says_it_whole(cli: Cli, files: Path) -> None:
 
 def test_validate_refuses_what_run_refuses_before_computing(cli: Cli, files: Path) -> None:
     """validate said ✓ (exit 0) on configs that run refuses at once: a report over the
-    config, into a missing folder, a baseline report that does not exist."""
+    config, into a missing folder. A baseline report that does not exist stays run's to
+    refuse: 'run --baseline' may name another (docs/ci.md validates such a config)."""
     for body, said in (
         ("report: [c.yaml]\n", r"would overwrite the run's input"),
         ("report: [nofolder/r.json]\n", r"the folder \S*nofolder does not exist"),
-        ("baseline: {report: nosuch.json}\n", r"report \S*nosuch\.json does not exist"),
     ):
         cfg = _write(files, BASE + "metrics: [auroc]\n" + body)
         assert_user_error(cli("validate", str(cfg)), said)
         assert_user_error(cli("run", str(cfg)), said)
+    cfg = _write(files, BASE + "metrics: [auroc]\nbaseline: {report: nosuch.json}\n")
+    assert cli("validate", str(cfg)).exit_code == 0
+
+
+ODD_PLUGIN = """
+import polars as pl
+from evalcli.plugin import sum_metric, MetricValue
+METRICS = [sum_metric("odd", "binary", summary="x", formula="x", direction="higher",
+                      needs=["label", "score"], sums=lambda p, c: {"s": pl.col("score")},
+                      value=lambda s, p: {value})]
+"""
+
+
+@pytest.mark.parametrize("value,said", [
+    ('MetricValue("hello")', r"a MetricValue of 'hello', not of a number"),
+    ("MetricValue([1, 2])", r"a MetricValue of \[1, 2\], not of a number"),
+    ("MetricValue(True)", r"a MetricValue of True, not of a number"),
+    ('MetricValue(0.3, notes="x")', r"notes='x', not a list of texts"),
+])
+def test_a_plugin_value_that_is_not_a_number(cli: Cli, files: Path, value: str, said: str
+                                             ) -> None:
+    """A plugin's MetricValue of text or a list went into the JSON report (exit 0) and every
+    other format crashed (exit 3); True was gated as 1."""
+    _write(files, ODD_PLUGIN.replace("{value}", value), "odd.py")
+    cfg = _write(files, BASE + "plugins: [odd.py]\nmetrics: [{metric: odd, min: 0.5}]\n")
+    assert_user_error(cli("run", str(cfg)), r"metric 'odd' from plugin file \S*odd\.py failed "
+                      r"in its value function", said)
+
+
+def test_an_infinite_value_fails_its_gate(cli: Cli, files: Path) -> None:
+    """A value of inf passed `min: 0.5` while the JSON report said null."""
+    _write(files, ODD_PLUGIN.replace("{value}", 'MetricValue(float("inf"))'), "odd.py")
+    cfg = _write(files, BASE + "plugins: [odd.py]\nmetrics: [{metric: odd, min: 0.5}]\n")
+    r = cli("run", str(cfg), "-f", "json")
+    assert r.exit_code == 1, r.stderr
+    m = json.loads(r.stdout)["metrics"][0]
+    assert m["value"] is None and "the value is infinite" in m["notes"]
+
+
+def test_data_cannot_reach_the_terminal_or_break_junit(cli: Cli, files: Path) -> None:
+    """A segment value holding an escape sequence was printed raw on the terminal (it could
+    recolour it or move the cursor), and one holding \\x0b made the JUnit report invalid XML."""
+    import xml.etree.ElementTree as ET
+
+    (files / "truth.csv").write_text('id,label,seg\n1,1,"a\x1b[31mb"\n2,0,"a\x1b[31mb"\n'
+                                     '3,1,"c\x0bd"\n4,0,"c\x0bd"\n')
+    cfg = _write(files, BASE + "group_by: [seg]\nmetrics: [{metric: accuracy, threshold: 0.5, "
+                 "segments: {min: 0.9}}]\n")
+    r = cli("run", str(cfg), "-o", str(files / "r.xml"))
+    assert r.exit_code == 0, r.stderr
+    assert "\x1b" not in r.stdout and "\x1b" not in r.stderr
+    assert "\\x1b[31m" in r.stdout
+    root = ET.parse(files / "r.xml").getroot()
+    assert any("c\\x0bd" in (t.get("name") or "") for t in root.iter("testcase"))
+
+
+def test_absent_segments_count_among_the_gates(cli: Cli, files: Path) -> None:
+    (files / "truth.csv").write_text("id,label,size\n1,1,s\n2,0,s\n3,1,l\n4,0,l\n")
+    cfg = _write(files, BASE + 'group_by: [size]\nmetrics: [{metric: auroc, min: 0.5, segments: '
+                 '{"size=huge": {min: 0.5}, "size=tiny": {min: 0.5}, "*": {min: 0.0}}}]\n')
+    r = cli("run", str(cfg))
+    assert r.exit_code == 1
+    assert "FAILED: 2 of 5 gates failed" in r.stderr, r.stderr
+
+
+def test_the_schema_keeps_the_minimum_of_a_drop(cli: Cli) -> None:
+    """max_drop's '>= 0' reached the JSON schema as pydantic's 'ge', not 'minimum'."""
+    schema = json.loads(cli("schema").stdout)
+    text = json.dumps(schema)
+    assert '"ge"' not in text
+    drops = re.findall(r'"max_drop": \{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}', text)
+    assert drops and all('"minimum": 0' in d for d in drops), drops
+
+
+def test_a_plugin_integer_parameter_may_use_64_bits(cli: Cli, files: Path) -> None:
+    _write(files, ODD_PLUGIN.replace("{value}", "0.5").replace(
+        'needs=["label", "score"],', 'needs=["label", "score"], params=[Param("seed", int, 0, '
+        '"a seed")],').replace("import sum_metric, MetricValue",
+                               "import sum_metric, MetricValue, Param"), "odd.py")
+    cfg = _write(files, BASE + "plugins: [odd.py]\nmetrics: [{metric: odd, seed: "
+                 f"{2**63 - 1}}}]\n")
+    r = cli("run", str(cfg))
+    assert r.exit_code == 0, r.stderr
+    cfg = _write(files, BASE + f"plugins: [odd.py]\nmetrics: [{{metric: odd, seed: {2**64}}}]\n")
+    assert_user_error(cli("run", str(cfg)), r"must fit in 64 bits")
+
+
+def test_integer_ids_beyond_2_53_against_float_ids(cli: Cli, tmp_path: Path) -> None:
+    """Cast to floats to match the other file, 2^53 and 2^53 + 1 became one id, reported as
+    a 'duplicated key' the file does not have."""
+    import polars as pl
+
+    pl.DataFrame({"id": [2**53, 2**53 + 1], "score": [0.9, 0.2]}).write_parquet(tmp_path / "p.pq")
+    pl.DataFrame({"id": [float(2**53), float(2**53) + 2], "label": [1, 0]}
+                 ).write_parquet(tmp_path / "t.pq")
+    cfg = _write(tmp_path, "task: binary\npredictions: {path: p.pq, format: parquet}\n"
+                 "truth: {path: t.pq, format: parquet}\nmetrics: [auroc]\n")
+    assert_user_error(cli("run", str(cfg)), r"the join key 'id' holds integers in the "
+                      r"predictions \(up to 9007199254740993\) and floats in the other file")
+
+
+def test_compare_says_what_it_inferred_whatever_the_format(cli: Cli, files: Path) -> None:
+    for fmt in ("json", "markdown", "none"):
+        r = cli("compare", str(files / "preds.csv"), str(files / "truth.csv"), "-f", fmt)
+        assert r.exit_code == 0, r.stderr
+        assert "inferred: task=binary, id=id" in r.stderr, (fmt, r.stderr)
+
+
+def test_a_diff_of_a_relative_change_from_almost_zero_is_json(cli: Cli, tmp_path: Path) -> None:
+    """The relative change from a baseline of 1e-320 is infinite: 'evalcli diff -f json'
+    wrote the token Infinity (not JSON), which a later diff of that file refused."""
+    (tmp_path / "a.csv").write_text("label,prediction\n0,1e-160\n0,-1e-160\n")
+    (tmp_path / "b.csv").write_text("label,prediction\n0,1\n0,-1\n")
+    for name in ("a", "b"):
+        r = cli("compare", str(tmp_path / f"{name}.csv"), "--task", "regression", "-m", "mse",
+                "-o", str(tmp_path / f"{name}.json"), "-q")
+        assert r.exit_code == 0, r.stderr
+    r = cli("diff", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "-f", "json")
+    assert r.exit_code == 0, r.stderr
+    assert "Infinity" not in r.stdout
+    json.loads(r.stdout)

@@ -141,7 +141,7 @@ def compare(
         gates=gate or [], group_by=group_by or [], drop_unmatched=drop_unmatched,
         format_in=format_in.value if format_in is not None else None,
     )
-    if inferred and not quiet and format == OutputFormat.table:
+    if inferred and not quiet:  # stderr, whatever stdout holds
         stderr().print("inferred: " + ", ".join(inferred), style="dim")
     from evalcli.runner import output_targets, override, run_config
 

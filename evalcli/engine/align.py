@@ -455,6 +455,20 @@ def _same_key_types(left: pl.LazyFrame, right: pl.LazyFrame, keys: Sequence[str]
              and ls[k].is_float() != rs[k].is_float()]
     if not diff and not mixed:
         return left, right
+    for k in mixed:  # floats hold the integers up to 2^53 exactly, and no more
+        ints = left if ls[k].is_integer() else right
+        try:
+            lo, hi = ints.select(pl.col(k).min(), pl.col(k).max().alias("_hi")).collect().row(0)
+            big = None if lo is None else max(-int(lo), int(hi))
+        except pl.exceptions.PolarsError:
+            big = None  # a file that does not read: the run's own read says why
+        if big is not None and big > 2**53:
+            side = "predictions" if ints is left else "truth"
+            raise InputDataError(
+                f"the join key '{clip(k, NAME_CHARS)}' holds integers in the {side} (up to "
+                f"{big}) and floats in the other file: integers beyond 2^53 have no exact "
+                "float, so they cannot be matched",
+                hint="write the key as integers (or as text) in both files")
     cast = [*(pl.col(k).cast(pl.String) for k in diff),
             *(pl.col(k).cast(pl.Float64) for k in mixed)]
     return left.with_columns(cast), right.with_columns(cast)

@@ -21,6 +21,7 @@ on every engine, by construction.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -860,6 +861,9 @@ def values(plan: Plan, stats: Mapping[str, Any], ctx: Context, segment: bool = F
         v = mv.value
         if v is not None and (v != v):  # NaN is undefined, never a number to gate on
             mv.notes.append("the value is not a number")
+            v = None
+        elif v is not None and math.isinf(v):  # nor is an infinity (the JSON report says null)
+            mv.notes.append(f"the value is {'-' if v < 0 else ''}infinite")
             v = None
         out.append(MetricResult(
             id=pm.id, metric=pm.metric.name, family=pm.metric.family, params=dict(pm.params),

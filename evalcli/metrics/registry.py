@@ -35,6 +35,7 @@ import contextlib
 import difflib
 import importlib
 import importlib.util
+import numbers
 import re
 import sys
 import warnings
@@ -431,10 +432,17 @@ def _as_metric_value(fn: Callable[..., Any]) -> Callable[..., MetricValue]:
     def value(*args: Any) -> MetricValue:
         out = fn(*args)
         if isinstance(out, MetricValue):
-            return out
+            v = out.value
+            if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Real)):
+                raise TypeError(f"value returned a MetricValue of {_r(v)}, not of a number")
+            if isinstance(out.notes, str) or not isinstance(out.notes, list):
+                raise TypeError(f"value returned notes={_r(out.notes)}, not a list of texts")
+            if out.caption is not None and not isinstance(out.caption, str):
+                raise TypeError(f"value returned caption={_r(out.caption)}, not a text")
+            return out if v is None or type(v) is float else replace(out, value=float(v))
         if out is None:
             return MetricValue(None, notes=["undefined for these statistics"])
-        if isinstance(out, bool) or not isinstance(out, int | float):
+        if isinstance(out, bool) or not isinstance(out, numbers.Real):
             raise TypeError(f"value returned {_r(out)}, not a MetricValue or a number")
         return MetricValue(float(out))
 

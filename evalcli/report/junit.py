@@ -10,6 +10,7 @@ of the first suite. No timestamps or host names: the same result gives the same 
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 
 from evalcli._version import __version__
@@ -154,5 +155,18 @@ def render(r: RunResult) -> str:
     root.set("skipped", str(sum(t[2] for t in totals)))
     root.set("time", "0")
     ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") \
-        + "\n"
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + _xml_chars(
+        ET.tostring(root, encoding="unicode")) + "\n"
+
+
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+"""Characters XML 1.0 cannot hold, even escaped (a segment of the data may carry them)."""
+
+
+def _xml_chars(text: str) -> str:
+    r"""``text`` with the characters XML cannot hold written as escapes (``\x0b``).
+
+    >>> _xml_chars('<a b="x\x0by"/>')
+    '<a b="x\\x0by"/>'
+    """
+    return _NOT_XML.sub(lambda m: repr(m.group())[1:-1], text)

@@ -20,6 +20,7 @@ from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderR
 from rich.table import Table
 from rich.text import Text
 
+from evalcli.errors import printable
 from evalcli.report import (
     alignment_facts,
     format_signed,
@@ -385,7 +386,7 @@ class _Matrix:
 
     def __init__(self, m: MetricResult) -> None:
         self.m = m
-        self.labels = [str(x) for x in m.details["labels"]]
+        self.labels = [printable(str(x)) for x in m.details["labels"]]
         self.matrix: list[list[Any]] = m.details["matrix"]
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
@@ -424,7 +425,7 @@ def undefined_notes(r: RunResult, limit: int = 8) -> list[str]:
         for m in s.metrics:
             if m.value is None:
                 why = "; ".join(m.notes) or "undefined"
-                reasons.setdefault((m.id, why), []).append(s.label)
+                reasons.setdefault((m.id, why), []).append(printable(s.label))
     out = []
     for (id_, why), labels in reasons.items():
         shown = ", ".join(labels[:3]) + (f" and {len(labels) - 3} more" if len(labels) > 3
@@ -463,7 +464,7 @@ def _segments_wide(r: RunResult, shown: list[Any], gates: list[str]) -> Grid:
              for m, gate in zip(r.metrics, gates, strict=True)]
     g = Grid(cols)
     for s in shown:
-        g.add_row(*(Text(str(s.key[k])) for k in r.group_by), f"{s.rows:,}",
+        g.add_row(*(Text(printable(str(s.key[k]))) for k in r.group_by), f"{s.rows:,}",
                   *(_segment_value(m) for m in s.metrics))
     return g
 
@@ -472,7 +473,7 @@ def _segments_by_metric(r: RunResult, shown: list[Any], gates: list[str]) -> Gri
     """Metrics as rows, segments as columns."""
     gated = any(gates)
     cols = [Col("metric", style="bold")] + ([Col("gate", wrap=True)] if gated else [])
-    cols += [Col(s.label, "right", wrap=True) for s in shown]
+    cols += [Col(printable(s.label), "right", wrap=True) for s in shown]
     g = Grid(cols)
     g.add_row(Text("rows", style="dim"), *([""] if gated else []),
               *(Text(f"{s.rows:,}", style="dim") for s in shown), end_section=True)
@@ -522,7 +523,7 @@ def _per_segment(r: RunResult, shown: list[Any], gates: list[str], stacked: bool
             t = g.stacked(width) if stacked else g.fit(width)
             if t is None:
                 return None
-            items += [Text(f"{s.label} · {s.rows:,} rows", style="bold"), t]
+            items += [Text(f"{printable(s.label)} · {s.rows:,} rows", style="bold"), t]
         return Group(*items)
 
     return layout
@@ -545,7 +546,7 @@ def segments_view(r: RunResult) -> RenderableType | None:
                   Fit(*(g.fit for g in grids), _per_segment(r, shown, gates, stacked=False),
                       _per_segment(r, shown, gates, stacked=True),
                       last=lambda w: Group(*(x for s, g in zip(shown, last, strict=True)
-                                             for x in (Text(s.label, style="bold"),
+                                             for x in (Text(printable(s.label), style="bold"),
                                                        g.table())))),
                   more)
 
@@ -664,7 +665,7 @@ def diff_renderable(d: Diff, title: str | None = None,
     for note in d.notes:
         items.append(Text(note, style="dim"))
     if failures and d.failures:
-        items.append(Text("\n".join("✗ " + f for f in d.failures), style="red"))
+        items.append(Text("\n".join("✗ " + printable(f) for f in d.failures), style="red"))
     return Group(*items)
 
 
@@ -757,7 +758,7 @@ def renderable(r: RunResult) -> RenderableType:
                                      failures=False))
     items.append(alignment_text(r))
     if r.failures and r.gating:
-        items.append(Text("\n".join("✗ " + f for f in r.failures), style="red"))
+        items.append(Text("\n".join("✗ " + printable(f) for f in r.failures), style="red"))
     return Group(*items)
 
 
