@@ -270,3 +270,14 @@ def test_the_python_api_example_runs(capsys):
     printed = re.search(r"'auroc': ([0-9.e-]+)", out)
     assert printed is not None
     assert float(printed.group(1)) == pytest.approx(expected, rel=1e-12, abs=0)
+
+
+def test_a_lazyframe_that_does_not_resolve_is_a_user_error(tmp_path):
+    """A LazyFrame whose plan names a missing column, or scans a missing file, raised Polars'
+    own exception (docs/python-api.md promises a UserError)."""
+    cfg = {"task": "binary", "metrics": ["auroc"]}
+    good = pl.DataFrame({"label": [1, 0], "score": [0.9, 0.1]}).lazy()
+    for bad, said in ((good.with_columns(pl.col("nope") + 1), "nope"),
+                      (pl.scan_parquet(tmp_path / "missing.parquet"), "missing.parquet")):
+        with pytest.raises(evalcli.UserError, match=f"the LazyFrame cannot be read: .*{said}"):
+            evalcli.evaluate(cfg, predictions=bad)

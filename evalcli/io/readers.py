@@ -1031,7 +1031,14 @@ def _separator(source: Source, fmt: str) -> str:
 def scan(source: Source) -> pl.LazyFrame:
     """A LazyFrame over the source; its schema is checked now (cheap), its rows later."""
     if source.frame is not None:
-        if not source.frame.collect_schema():
+        try:
+            schema = source.frame.collect_schema()
+        except (pl.exceptions.PolarsError, OSError) as exc:  # a plan that cannot resolve
+            raise InputDataError(f"{source.path}: the LazyFrame cannot be read: "
+                                 f"{clip(_first(exc))}",
+                                 hint="check the frame's plan (its columns, the files it "
+                                 "scans) with .collect_schema() before passing it") from None
+        if not schema:
             raise InputDataError(f"{source.path} has no columns")
         return source.frame
     with _looking_at(source):
