@@ -763,3 +763,25 @@ def test_a_diff_of_a_relative_change_from_almost_zero_is_json(cli: Cli, tmp_path
     assert r.exit_code == 0, r.stderr
     assert "Infinity" not in r.stdout
     json.loads(r.stdout)
+
+
+def test_the_default_set_leaves_out_what_the_scores_do_not_allow(cli: Cli, tmp_path: Path
+                                                                  ) -> None:
+    """With no metrics named, scores outside [0, 1] (logits) refused the whole run because
+    log_loss and brier need probabilities; they are now left out of the default set, and the
+    report says so. Named, they are still refused."""
+    f = tmp_path / "logits.csv"
+    f.write_text("label,score\n1,2.5\n0,-1.3\n1,0.7\n0,-0.2\n")
+    r = cli("compare", str(f), "-f", "json")
+    assert r.exit_code == 0, r.stderr
+    rep = json.loads(r.stdout)
+    ids = {m["id"] for m in rep["metrics"]}
+    assert "auroc" in ids and not ids & {"log_loss", "brier"}
+    said = rep["alignment"]["default_metrics_left_out"]
+    assert said == ["log_loss, brier (log_loss and brier need probabilities, but the score "
+                    "column holds values outside [0, 1])"]
+    r = cli("compare", str(f))
+    assert "left out of the default metrics: log_loss, brier" in " ".join(r.stderr.split()) \
+        + " ".join(r.stdout.split())
+    assert_user_error(cli("compare", str(f), "-m", "log_loss", "-m", "auroc"),
+                      r"log_loss and brier need probabilities")

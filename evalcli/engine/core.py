@@ -698,9 +698,18 @@ def verdict(plan: Plan, a: Aligned, parts: Sequence[Part]) -> AlignmentInfo:
                 hint="fill or remove them, or set 'alignment: {nulls: drop}' to skip such "
                 "rows (the count is reported)",
             )
+    task_rules = {t.name for t in plan.task.checks(TaskInput(plan.options, a.roles, a.schema))}
+    left_out: list[str] = []
     for name, check in checks.items():
         n = c.get(f"check:{name}")
         col = check.column
+        owners = [pm for pm in plan.metrics if any(mc.name == name for mc in pm.metric.checks)]
+        if n and plan.defaulted and owners and name not in task_rules:
+            # the task's default set (no metrics named): a metric the data does not allow
+            # (log_loss on scores outside [0, 1]) is left out, and the report says so
+            plan.metrics = [pm for pm in plan.metrics if pm not in owners]
+            left_out.append(f"{', '.join(pm.id for pm in owners)} ({check.message})")
+            continue
         if check.require_some and n == 0 and c["kept"]:
             found = _all(parts, f"values:check:{name}")
             seen = seen_values(_concat(found) if found else pl.DataFrame({col: []}), col,
@@ -718,6 +727,8 @@ def verdict(plan: Plan, a: Aligned, parts: Sequence[Part]) -> AlignmentInfo:
     if c["kept"] == 0:
         raise _nothing_left(a, matched + (only_t if filled else 0), only_p, only_t)
     extra: dict[str, Any] = {"empty_predicted_sets": only_t} if filled else {}
+    if left_out:
+        extra["default_metrics_left_out"] = left_out
     raw = c.get("pred_raw_n")
     if raw is not None and raw > pred_n:  # the duplicates policy kept one row of each key
         extra.update(duplicates_dropped=raw - pred_n, duplicates_policy=a.dedupe)

@@ -175,11 +175,14 @@ def alignment_facts(r: RunResult) -> list[str]:
     """How the inputs lined up, as plain sentences every report shows (its own way)."""
     a = r.alignment
     x = a.extra
+    dropped_metrics = [f"left out of the default metrics: {said}"
+                       for said in x.get("default_metrics_left_out", [])]
     if r.systems:  # each system's own (the baseline's is among them)
         dropped = [f"system {name}: {said}" for name, s in r.systems.items()
                    if (said := _left_out(s)) is not None]
     else:
         dropped = [said] if (said := _left_out(r)) is not None else []
+    dropped = [*dropped_metrics, *dropped]
     if "queries_in_both" in x:  # ranking: full join on (query, item), counted by query
         return [
             f"queries: {x['queries_in_both']:,} in both files, "
