@@ -785,3 +785,17 @@ def test_the_default_set_leaves_out_what_the_scores_do_not_allow(cli: Cli, tmp_p
         + " ".join(r.stdout.split())
     assert_user_error(cli("compare", str(f), "-m", "log_loss", "-m", "auroc"),
                       r"log_loss and brier need probabilities")
+
+
+def test_the_default_set_leaves_them_out_for_every_system(cli: Cli, tmp_path: Path) -> None:
+    """With several systems, each system's check ran against the same plan: the second one
+    found log_loss already left out, and must not refuse the run for it."""
+    (tmp_path / "t.csv").write_text("id,label\n1,1\n2,0\n3,1\n4,0\n")
+    (tmp_path / "a.csv").write_text("id,score\n1,2.5\n2,-1.3\n3,0.7\n4,-0.2\n")
+    (tmp_path / "b.csv").write_text("id,score\n1,1.5\n2,-0.3\n3,0.2\n4,0.4\n")
+    cfg = _write(tmp_path, "task: binary\npredictions: {a: a.csv, b: b.csv}\ntruth: t.csv\n")
+    r = cli("run", str(cfg), "-f", "json")
+    assert r.exit_code == 0, r.stderr
+    rep = json.loads(r.stdout)
+    assert set(rep["systems"]) == {"a", "b"}
+    assert not {m["id"] for m in rep["metrics"]} & {"log_loss", "brier"}

@@ -703,12 +703,15 @@ def verdict(plan: Plan, a: Aligned, parts: Sequence[Part]) -> AlignmentInfo:
     for name, check in checks.items():
         n = c.get(f"check:{name}")
         col = check.column
-        owners = [pm for pm in plan.metrics if any(mc.name == name for mc in pm.metric.checks)]
-        if n and plan.defaulted and owners and name not in task_rules:
+        if n and plan.defaulted and name not in task_rules and name != "weight_nonnegative":
             # the task's default set (no metrics named): a metric the data does not allow
-            # (log_loss on scores outside [0, 1]) is left out, and the report says so
+            # (log_loss on scores outside [0, 1]) is left out, and the report says so (a
+            # second system's run finds it left out already)
+            owners = [pm for pm in plan.metrics
+                      if any(mc.name == name for mc in pm.metric.checks)]
             plan.metrics = [pm for pm in plan.metrics if pm not in owners]
-            left_out.append(f"{', '.join(pm.id for pm in owners)} ({check.message})")
+            if owners:
+                left_out.append(f"{', '.join(pm.id for pm in owners)} ({check.message})")
             continue
         if check.require_some and n == 0 and c["kept"]:
             found = _all(parts, f"values:check:{name}")
