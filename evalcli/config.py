@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -30,8 +30,7 @@ from pydantic import (
     model_validator,
 )
 
-from evalcli.errors import ConfigError, clip, did_you_mean
-from evalcli.errors import printable as _printable
+from evalcli.errors import ConfigError, clip, did_you_mean, printable
 from evalcli.result import Bound, ChangeGate, Drop
 
 MAX_ALIAS_VALUES = 1_000
@@ -172,9 +171,9 @@ roles: id, label, score, weight.
                 raise refuse(f"columns.{role}", role)
             named[role] = column
         for role, column in self.extra.items():
-            where = f"columns.extra.{clip(_printable(role), 60)}"
+            where = f"columns.extra.{clip(printable(role), 60)}"
             if role not in allowed:
-                raise refuse(where, _printable(role))
+                raise refuse(where, printable(role))
             if named.get(role, column) != column:
                 raise ConfigError(
                     f"columns.{role} ({_echo(named[role])}) and {where} ({_echo(column)}) name "
@@ -674,9 +673,14 @@ class Config(Strict):
 def _format_loc(loc: tuple[Any, ...]) -> str:
     out = ""
     for part in loc:
-        part = part if isinstance(part, int) else _printable(str(part))
+        part = part if isinstance(part, int) else printable(str(part))
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
     return clip(out) or "(top level)"
+
+
+def _said(error: Mapping[str, Any]) -> str:
+    """A pydantic error's message without its "Value error, " prefix."""
+    return str(error["msg"]).removeprefix("Value error, ")
 
 
 def _echo(value: Any) -> str:
@@ -743,11 +747,9 @@ def explain(err: ValidationError, source: str) -> ConfigError:
         elif not loc or (e["type"] == "value_error" and isinstance(e.get("input"), dict)):
             # a rule across keys (a model's validator): its message says what is wrong, and
             # the echo would be the whole section (with evalcli's own keys)
-            msg = str(e["msg"]).removeprefix("Value error, ")
-            shown.append(clip(msg, 400) if not loc else f"'{where}': {clip(msg, 400)}")
+            shown.append(clip(_said(e), 400) if not loc else f"'{where}': {clip(_said(e), 400)}")
         else:
-            msg = str(e["msg"]).removeprefix("Value error, ")
-            shown.append(f"'{where}': {clip(msg)} (got {_echo(e.get('input'))})")
+            shown.append(f"'{where}': {clip(_said(e))} (got {_echo(e.get('input'))})")
     more = len(problems) - len(shown)
     if more:
         shown.append(f"and {more:,} more problem{'s' if more != 1 else ''}")
@@ -825,7 +827,7 @@ def _strict_loader() -> type:
             return super().compose_node(parent, index)
 
         def _count(self, event: Any, node: Any) -> None:
-            alias = f"*{clip(_printable(str(event.anchor)), 60)}"
+            alias = f"*{clip(printable(str(event.anchor)), 60)}"
             if node.end_mark is None:  # its anchor's value is still being read
                 raise refuse(yaml.composer.ComposerError,
                              f"the alias {alias} is inside the value it stands for",
@@ -853,7 +855,7 @@ def _strict_loader() -> type:
             return n
 
         def construct_undefined(self, node: Any) -> Any:
-            tag = clip(_printable(str(node.tag)).replace("tag:yaml.org,2002:", "!!"), 100)
+            tag = clip(printable(str(node.tag)).replace("tag:yaml.org,2002:", "!!"), 100)
             raise refuse(yaml.constructor.ConstructorError,
                          f"the tag {tag} is not allowed: a config holds plain text, numbers, "
                          "lists and mappings", node.start_mark,

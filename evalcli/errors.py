@@ -87,16 +87,16 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str:
     return f" Did you mean '{clip(close[0], 100)}'?" if close else ""
 
 
-def printable(text: str, keep: str = "") -> str:
-    """``text`` with control characters (a terminal escape, a line break) written as escapes,
-    but those in ``keep``: data shown on a terminal cannot move its cursor or colour it.
+def printable(text: str) -> str:
+    """``text`` with control characters (a terminal escape, a line break) written as escapes:
+    data shown on a terminal cannot move its cursor or colour it.
 
-    >>> printable("a\\x1b[31mb"), printable("café"), printable("a\\nb", keep="\\n")
-    ('a\\\\x1b[31mb', 'café', 'a\\nb')
+    >>> printable("a\\x1b[31mb"), printable("café")
+    ('a\\\\x1b[31mb', 'café')
     """
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() or c in keep else repr(c)[1:-1] for c in text)
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def clip(text: str, limit: int = 200) -> str:

@@ -746,12 +746,18 @@ def _check_fields(source: Source, head: Head, sep: str) -> None:
     into the wrong columns: a value holding the separator unquoted (``1,0,0,9`` for a score of
     0,9). Rows with fewer fields read nulls in the missing columns, which the checks of the
     rows report. Only the head is read (the whole file is not, to keep a run fast)."""
-    text = head.data.decode("utf-8", "replace").removeprefix("\ufeff")
-    if not head.complete:
-        text = text[:text.rfind("\n") + 1]  # whole lines only
-    found = _wide_row(source, io.StringIO(text, newline=""), sep)
+    found = _wide_row(source, _whole_lines(head), sep)
     if found is not None:
         raise found
+
+
+def _whole_lines(head: Head) -> io.StringIO:
+    """The head's text for a csv reader: decoded, its byte-order mark dropped, and cut after
+    its last whole line when the file goes on beyond it."""
+    text = head.data.decode("utf-8", "replace").removeprefix("\ufeff")
+    if not head.complete:
+        text = text[:text.rfind("\n") + 1]
+    return io.StringIO(text, newline="")
 
 
 def _wide_row(source: Source, lines: Iterable[str], sep: str) -> InputDataError | None:
@@ -782,8 +788,7 @@ def _locate_wide_row(source: Source, fmt: str, file: str, compression: str | Non
     beyond the head that :func:`_check_fields` reads)."""
     if compression == "zstd" or not source.has_header:
         return None
-    opener: Any = gzip.open if compression == "gzip" else open
-    with opener(file, "rt", encoding="utf-8", errors="replace", newline="") as fh:
+    with _opened(file, compression, text=True) as fh:
         return _wide_row(source, fh, _separator(source, fmt))
 
 
@@ -1230,11 +1235,7 @@ def blank_line(source: Source) -> int | None:
         head = read_head(file, content_compression(file))
     except (InputDataError, OSError):
         return None
-    text = head.data.decode("utf-8", "replace")
-    if not head.complete:
-        text = text[:text.rfind("\n") + 1]  # whole lines only
-    rows = csv.reader(io.StringIO(text, newline=""), delimiter=_separator(source, fmt),
-                      quotechar='"')
+    rows = csv.reader(_whole_lines(head), delimiter=_separator(source, fmt), quotechar='"')
     try:
         if source.has_header:
             next(rows, None)
@@ -1282,8 +1283,7 @@ def _locate_open_quote(source: Source, file: str, compression: str | None, value
     if compression == "zstd":
         return None
     start = value.split("\n", 1)[0].rstrip("\r")
-    opener: Any = gzip.open if compression == "gzip" else open
-    with opener(file, "rb") as fh:
+    with _opened(file, compression) as fh:
         for i, raw in enumerate(fh, 1):
             text = raw.decode("utf-8", "replace").rstrip("\r\n")
             if text.endswith(start) and text.count('"') % 2:
@@ -1291,9 +1291,18 @@ def _locate_open_quote(source: Source, file: str, compression: str | None, value
     return None
 
 
+def _opened(file: str, compression: str | None, text: bool = False) -> Any:
+    """``file`` opened for reading, decompressed when gzip; ``text``: as UTF-8 text (bad bytes
+    replaced, line ends kept as they are), else as bytes. Not for zstd (Python 3.11 has none)."""
+    if text:
+        kwargs: dict[str, Any] = {"encoding": "utf-8", "errors": "replace", "newline": ""}
+        return gzip.open(file, "rt", **kwargs) if compression == "gzip" else \
+            open(file, **kwargs)
+    return gzip.open(file, "rb") if compression == "gzip" else open(file, "rb")
+
+
 def _chunks(file: str, compression: str | None) -> Iterator[bytes]:
-    raw: Any = gzip.open(file, "rb") if compression == "gzip" else open(file, "rb")  # noqa: SIM115
-    with raw:
+    with _opened(file, compression) as raw:
         while chunk := raw.read(1 << 20):
             yield chunk
 
@@ -1364,9 +1373,8 @@ def _locate_json_value(source: Source, file: str, compression: str | None, token
     same key holds a value of another JSON type."""
     if compression == "zstd":
         return None
-    opener: Any = gzip.open if compression == "gzip" else open
     first: dict[str, tuple[int, Any]] = {}
-    with opener(file, "rb") as fh:
+    with _opened(file, compression) as fh:
         for i, raw in enumerate(fh, 1):
             if not raw.strip():
                 continue
@@ -1396,8 +1404,7 @@ def _locate_bad_json(source: Source, file: str, compression: str | None
                      ) -> InputDataError | None:
     if compression == "zstd":
         return None
-    opener: Any = gzip.open if compression == "gzip" else open
-    with opener(file, "rb") as fh:
+    with _opened(file, compression) as fh:
         for i, raw in enumerate(fh, 1):
             if not raw.strip():
                 continue
