@@ -636,7 +636,10 @@ def seen_values(lf: pl.LazyFrame | pl.DataFrame, role: str, column: str, limit: 
 def verdict(plan: Plan, a: Aligned, parts: Sequence[Part]) -> AlignmentInfo:
     """The first broken rule's error (duplicated keys, a file without rows, unmatched rows,
     nulls, the task's and the metrics' checks, a query that failed, no row left), from the
-    parts' counts and diagnostics; else the alignment counts."""
+    parts' counts and diagnostics; else the alignment counts. With the task's default set (no
+    metrics named), a metric whose own rule the data breaks is not an error: it is taken out
+    of ``plan.metrics`` (so the values and reports leave it out) and named in the counts'
+    ``default_metrics_left_out``."""
     files = {"predictions": a.inputs.predictions.path,
              "truth": a.inputs.truth.path if a.inputs.truth else ""}
     for side, file in files.items():
